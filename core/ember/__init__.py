@@ -1,0 +1,52 @@
+"""ember: a tensor framework with Type-based dispatch over plugin backends.
+
+``import ember`` generates the op surface from ``ops/native_functions.yaml``; backends load
+from entry points (group ``ember``) the first time a tensor is made.
+"""
+from . import types as _types
+from .errors import DeviceMismatchError, DtypeError, NoBackendError, ShapeError
+from .types import (Device, ScalarType, bfloat16, bool_, can_cast, float16, float32, float64,
+                    get_default_dtype, int8, int16, int32, int64, promote_types,
+                    set_default_dtype, uint8)
+from .tensor import Size, Tensor
+from .factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy,
+                        full, full_like, linspace, ones, ones_like, rand, rand_like, randint,
+                        randint_like, randn, randn_like, tensor, zeros, zeros_like)
+from .random import Generator, manual_seed
+from .backends.registry import default_device as get_default_device
+from .backends.registry import set_default_device
+from . import ops as _ops
+from .tensor import install_operators as _install_operators
+
+__version__ = "0.1.0"
+
+# PyTorch spellings of the dtypes.
+bool = bool_  # noqa: A001 - ember.bool, like torch.bool
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+
+
+def result_type(*operands) -> ScalarType:
+    """The dtype an op over ``operands`` (Tensors and Python numbers) computes in
+    (``torch.result_type``). Raises TypeError for other operand kinds."""
+    dims, zeros_, scalars = [], [], []
+    for v in operands:
+        if isinstance(v, Tensor):
+            (dims if v.ndim else zeros_).append(v.dtype)
+        else:
+            scalars.append(v)
+    return _types.result_type(dims, zeros_, scalars)
+
+
+def is_tensor(obj) -> bool:  # noqa: D401
+    """Whether ``obj`` is an ember Tensor."""
+    return isinstance(obj, Tensor)
+
+
+_generated = _ops.install(globals(), Tensor)
+_install_operators(globals())
+del _generated

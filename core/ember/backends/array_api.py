@@ -1,0 +1,40 @@
+"""Generic kernels written once against an array namespace ``xp`` (numpy, CuPy).
+
+``make_kernels(xp)`` returns the op-name -> kernel table a backend registers; the cpu
+plugin calls it with numpy, the cuda plugin with CuPy. The kernels live by concept in
+``backends/kernels/`` (pointwise, reduction, shape, indexing, linalg, factory); each
+module has ``kernels(xp) -> dict`` and may declare ``UNSUPPORTED`` (op -> ScalarTypes that
+kernel must not serve, so the Type lookup reports them as missing rather than letting
+the array library fail with its own message).
+
+Kernel contract: take backend arrays and plain Python values in schema order; return
+backend arrays (0-d arrays for scalars are fine, ``dispatch.wrap`` normalizes them) with
+the dtype PyTorch's op would give; never mutate inputs unless the op is in-place by
+declaration (``copy_``, ``fill_``, ``index_put_``, ...); arguments named ``dim`` arrive
+already wrapped to non-negative values.
+"""
+from __future__ import annotations
+
+from .kernels import factory, indexing, linalg, pointwise, reduction, shape
+
+MODULES = (factory, pointwise, reduction, shape, indexing, linalg)
+
+
+def make_kernels(xp) -> dict:
+    """The whole kernel table for array namespace ``xp``."""
+    table: dict = {}
+    for mod in MODULES:
+        part = mod.kernels(xp)
+        clash = table.keys() & part.keys()
+        if clash:
+            raise RuntimeError(f"kernel(s) {sorted(clash)} defined twice (in {mod.__name__})")
+        table.update(part)
+    return table
+
+
+def unsupported() -> dict:
+    """op name -> frozenset of ScalarTypes its generic kernel does not serve."""
+    out: dict = {}
+    for mod in MODULES:
+        out.update(getattr(mod, "UNSUPPORTED", {}))
+    return out

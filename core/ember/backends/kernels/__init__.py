@@ -1,0 +1,1 @@
+"""Generic kernels by concept; see ``ember.backends.array_api`` for the contract."""

@@ -1,0 +1,87 @@
+"""The backends that plugins registered, and the default device.
+
+Plugins are loaded on first use (``ember.plugins.manager.ensure_loaded``). A backend is
+found by its name, which is its plugin's entry-point name and the device type.
+"""
+from __future__ import annotations
+
+import threading
+
+from ..errors import NoBackendError
+from ..types import Device
+
+_backends: dict = {}
+# Distributions that provide the backends PyTorch users expect, for install hints.
+KNOWN_PLUGINS = {"cpu": "ember-cpu", "cuda": "ember-cuda"}
+
+
+class _DefaultDevice(threading.local):
+    device: Device | None = None
+
+
+_default = _DefaultDevice()
+
+
+def register(backend) -> None:
+    """Add ``backend`` (called by the plugin manager after it validated the backend)."""
+    _backends[backend.name] = backend
+
+
+def unregister(name: str) -> None:
+    _backends.pop(name, None)
+
+
+def all_backends() -> list:
+    _ensure()
+    return list(_backends.values())
+
+
+def plugin_hint(name: str) -> str:
+    dist = KNOWN_PLUGINS.get(name)
+    return f" Install it with `pip install {dist}`." if dist else ""
+
+
+def _ensure() -> None:
+    from ..plugins.manager import ensure_loaded
+    ensure_loaded()
+
+
+def get_backend(device) -> object:
+    """The backend for a device (``"cpu"``, ``"cuda:0"``, a Device, or a backend name).
+
+    Raises NoBackendError naming the plugin to install when none is registered under it.
+    """
+    name = device.type if isinstance(device, Device) else Device(device).type
+    b = _backends.get(name)
+    if b is None:
+        _ensure()
+        b = _backends.get(name)
+        if b is None:
+            have = ", ".join(sorted(_backends)) or "none"
+            dist = KNOWN_PLUGINS.get(name, f"the plugin that provides '{name}'")
+            raise NoBackendError(
+                f"no ember backend named '{name}' is installed (installed backends: {have}). "
+                f"Install it with `pip install {dist}`, or check EMBER_PLUGINS / "
+                f"EMBER_DISABLE_PLUGINS; `ember plugins` lists what loaded.")
+    return b
+
+
+def default_device() -> Device:
+    """The device factories use when none is given (``cpu`` unless set)."""
+    return _default.device or Device("cpu")
+
+
+def set_default_device(device) -> None:
+    """Set the device factories use by default (``torch.set_default_device``).
+
+    ``device`` is a backend's entry-point name with an optional index (``"cuda:1"``).
+    Raises NoBackendError if no such backend is installed.
+    """
+    d = Device(device)
+    get_backend(d)
+    _default.device = d
+
+
+def default_backend():
+    """The backend of the default device; raises NoBackendError if it is not installed."""
+    return get_backend(default_device())

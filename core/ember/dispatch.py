@@ -1,0 +1,318 @@
+"""The runtime half of dispatch: what generated op wrappers call between parsing and kernel.
+
+A generated wrapper (see ``ops/codegen.py``) binds its arguments with Python's own
+machinery, then calls into this module to
+
+* check and convert arguments (``int[2]``, ``ScalarType?``, dims) with PyTorch-like errors,
+* promote the dtypes of its tensor operands (``promote_operands``), casting arrays so the
+  kernel sees one dtype,
+* find the kernel through the operands' Type (``Type.kernels[op]``, cached),
+* wrap the kernel's arrays into Tensors (``wrap``) and honour ``out=`` / in-place writes
+  (``write_out``, ``write_inplace``) without leaving a tensor half-changed on error.
+
+Kernels never see Tensors; Tensors never reach kernels.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from . import types as _t
+from .backends import registry as _registry
+from .errors import DeviceMismatchError, DtypeError
+
+_index = operator.index
+
+
+def missing_kernel_error(op: str, typ) -> NotImplementedError:
+    """The NotImplementedError for ``op`` on Type ``typ``: who has it and what to install."""
+    have = []
+    for backend in _registry.all_backends():
+        if op in backend.kernels:
+            have += [backend.type(s).name for s in _t.all_scalar_types
+                     if s not in backend.unsupported.get(op, ())]
+    where = f"it is implemented for: {', '.join(have)}" if have else \
+        "no installed backend implements it"
+    hint = _registry.plugin_hint(typ.backend.name)
+    return NotImplementedError(f"{op}: no kernel for {typ.name} ({typ.scalar_type} on "
+                               f"'{typ.backend.name}'); {where}.{hint}")
+
+
+def wrap(arr, backend):
+    """A new Tensor around backend array ``arr`` (a 0-d result becomes a 0-d array)."""
+    if arr.__class__ is not backend.array_type:
+        arr = backend.xp.asarray(arr)
+    t = _new_tensor(_Tensor)
+    t._data = arr
+    t._type = backend.type_for_array(arr)
+    t.requires_grad = False
+    t.grad = t.grad_fn = t._base = t._vc = None
+    t.output_nr = 0
+    return t
+
+
+def wrap_view(arr, backend, base):
+    """Like ``wrap`` but marks the result as a view of ``base`` (shares its version counter)."""
+    t = wrap(arr, backend)
+    root = base._base if base._base is not None else base
+    t._base = root
+    t._vc = root._version_counter()
+    return t
+
+
+def type_name(v: Any) -> str:
+    return type(v).__name__
+
+
+def arg_error(op: str, name: str, pos: int, expected: str, value: Any) -> TypeError:
+    """``add(): argument 'other' (position 2) must be Tensor, not str``."""
+    return TypeError(f"{op}(): argument '{name}' (position {pos}) must be {expected}, "
+                     f"not {type_name(value)}")
+
+
+def check_tensor(v, op: str, name: str, pos: int):
+    if not isinstance(v, _Tensor):
+        raise arg_error(op, name, pos, "Tensor", v)
+    return v
+
+
+def check_optional_tensor(v, op: str, name: str, pos: int):
+    if v is None or isinstance(v, _Tensor):
+        return v
+    raise arg_error(op, name, pos, "Tensor or None", v)
+
+
+def check_tensor_list(v, op: str, name: str, pos: int) -> list:
+    if isinstance(v, _Tensor) or not isinstance(v, (list, tuple)):
+        raise arg_error(op, name, pos, "tuple or list of Tensors", v)
+    for i, t in enumerate(v):
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument '{name}', "
+                            f"but got {type_name(t)}")
+    return list(v)
+
+
+def check_int(v, op: str, name: str, pos: int) -> int:
+    if v.__class__ is int:
+        return v
+    if isinstance(v, (bool, float)) or v is None:
+        raise arg_error(op, name, pos, "int", v)
+    try:
+        return _index(v)
+    except TypeError:
+        raise arg_error(op, name, pos, "int", v) from None
+
+
+def check_int_list(v, op: str, name: str, pos: int, size: int | None) -> tuple:
+    if isinstance(v, (list, tuple)):
+        return tuple(check_int(x, op, name, pos) for x in v)
+    if v.__class__ is int or (not isinstance(v, (bool, float)) and hasattr(v, "__index__")):
+        n = check_int(v, op, name, pos)
+        return (n,) * size if size else (n,)
+    raise arg_error(op, name, pos, f"tuple of ints{f' of length {size}' if size else ''}", v)
+
+
+def check_float(v, op: str, name: str, pos: int) -> float:
+    if v.__class__ is float or v.__class__ is int:
+        return v
+    if isinstance(v, _Tensor) and v.ndim == 0:
+        return v.item()
+    try:
+        return float(v) if not isinstance(v, (str, bytes, bool)) else _fail()
+    except (TypeError, ValueError):
+        raise arg_error(op, name, pos, "float", v) from None
+
+
+def _fail():
+    raise TypeError
+
+
+def check_bool(v, op: str, name: str, pos: int) -> bool:
+    if v is True or v is False:
+        return v
+    if hasattr(v, "dtype") and getattr(v, "ndim", 1) == 0 and str(v.dtype) == "bool":
+        return bool(v)
+    raise arg_error(op, name, pos, "bool", v)
+
+
+def check_scalar(v, op: str, name: str, pos: int):
+    if v.__class__ in (int, float, bool):
+        return v
+    if isinstance(v, _Tensor):
+        if v.numel() != 1:
+            raise ValueError(f"{op}(): argument '{name}' must be a number or a one-element "
+                             f"tensor, got a tensor of shape {tuple(v.shape)}")
+        return v.item()
+    if _t.scalar_kind(v) is not None:
+        return v.item()
+    raise arg_error(op, name, pos, "Number", v)
+
+
+def check_str(v, op: str, name: str, pos: int) -> str:
+    if isinstance(v, str):
+        return v
+    raise arg_error(op, name, pos, "str", v)
+
+
+def check_dtype(v, op: str, name: str, pos: int):
+    """``ScalarType?`` -> the numpy dtype kernels take (None stays None)."""
+    if v is None:
+        return None
+    try:
+        return _t.to_scalar_type(v, name).numpy
+    except TypeError:
+        raise arg_error(op, name, pos, "ember.dtype", v) from None
+
+
+def wrap_dim(dim: int, ndim: int, op: str) -> int:
+    """Normalize a possibly negative ``dim`` for a tensor of ``ndim`` dimensions.
+
+    A zero-dim tensor accepts dims -1 and 0, as in PyTorch. Raises IndexError with the
+    valid range.
+    """
+    n = ndim if ndim > 0 else 1
+    if -n <= dim < n:
+        return dim + n if dim < 0 else dim
+    raise IndexError(f"{op}(): dimension out of range (expected to be in range of "
+                     f"[{-n}, {n - 1}], but got {dim})")
+
+
+def wrap_dims(dims, ndim: int, op: str):
+    """``wrap_dim`` over an int, a tuple of ints, or None; repeated dims raise."""
+    if dims is None:
+        return None
+    if dims.__class__ is int:
+        return wrap_dim(dims, ndim, op)
+    out = tuple(wrap_dim(d, ndim, op) for d in dims)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}(): dim {dims} appears multiple times in the list of dims")
+    return out
+
+
+# --- dtype promotion over operands -------------------------------------------------------
+
+def _backend_of(op: str, operands: Sequence, names: Sequence[str]):
+    backend, first = None, None
+    for v, n in zip(operands, names):
+        if isinstance(v, _Tensor):
+            b = v._type.backend
+            if backend is None:
+                backend, first = b, (n, v)
+            elif b is not backend or v.device != first[1].device:
+                raise DeviceMismatchError(
+                    f"{op}(): expected all tensors on one device, but '{first[0]}' is on "
+                    f"{first[1].device} and '{n}' is on {v.device}; move one with "
+                    f".to('{first[1].device}')")
+    return backend
+
+
+def promote_operands(op: str, rule: str, operands: Sequence, names: Sequence[str]):
+    """Cast the tensor operands of ``op`` to their PyTorch result type.
+
+    Args:
+        rule: ``"common"`` (the result type), ``"float"`` (the result type, but integral or
+            bool results become the default float dtype, as ``exp`` or true division do).
+        operands: Tensors and Python scalars (wrapped numbers), or None for absent
+            optional tensors; at least one must be a Tensor.
+    Returns ``(Type, arrays)``: scalars stay Python numbers (numpy treats them as weak),
+    None stays None. Raises TypeError for an operand that is neither, DeviceMismatchError
+    for tensors on different devices.
+    """
+    dim_types, zero_types, scalars = [], [], []
+    for v, n, pos in zip(operands, names, range(1, len(operands) + 1)):
+        if isinstance(v, _Tensor):
+            (dim_types if v._data.ndim else zero_types).append(v._type.scalar_type)
+        elif v is not None:
+            if _t.scalar_kind(v) is None:
+                raise arg_error(op, n, pos, "Tensor or Number", v)
+            scalars.append(v)
+    backend = _backend_of(op, operands, names)
+    if backend is None:
+        backend = _registry.default_backend()
+    st = _t.result_type(dim_types, zero_types, scalars)
+    if rule == "float" and not st.is_floating_point:
+        st = _t.get_default_dtype()
+    typ = backend.type(st)
+    arrays = []
+    for v in operands:
+        if isinstance(v, _Tensor):
+            a = v._data
+            arrays.append(a if v._type is typ else a.astype(typ.np_dtype))
+        elif v is None or v.__class__ in (int, float, bool):
+            arrays.append(v)
+        else:  # numpy scalar: make it a weak Python scalar
+            arrays.append(v.item())
+    return typ, arrays
+
+
+def promote_list(op: str, tensors: Sequence, name: str):
+    """Promote a ``Tensor[]`` operand (``cat``, ``stack``) to one Type; arrays in order."""
+    if not tensors:
+        raise ValueError(f"{op}(): expected a non-empty list of Tensors for '{name}'")
+    typ, arrays = promote_operands(op, "common", tensors,
+                                   [f"{name}[{i}]" for i in range(len(tensors))])
+    return typ, arrays
+
+
+# --- writes: out= and in-place -------------------------------------------------------------
+
+def write_out(op: str, out, result):
+    """Store ``result`` (a backend array) in tensor ``out`` and return ``out``.
+
+    Follows PyTorch: the result dtype must be castable to ``out.dtype``; an ``out`` of the
+    wrong shape is resized (reallocated), which detaches it from any base it viewed.
+    Raises DtypeError before writing anything if the cast is not allowed.
+    """
+    if not isinstance(out, _Tensor):
+        raise arg_error(op, "out", 0, "Tensor", out)
+    backend = out._type.backend
+    if result.__class__ is not backend.array_type:
+        result = backend.xp.asarray(result)
+    src = backend.type_for_array(result).scalar_type
+    dst = out._type.scalar_type
+    if not _t.can_cast(src, dst):
+        raise DtypeError(f"{op}(): result type {src.name} can't be cast to the desired "
+                         f"output type {dst.name} of 'out'; pass an out tensor of dtype "
+                         f"{src.name} or wider")
+    if out._data.shape != result.shape:
+        out._data = result.astype(dst.numpy, copy=True)
+        out._base = None
+    else:
+        out._data[...] = result
+    out._bump_version()
+    return out
+
+
+def write_inplace(op: str, self, result):
+    """Store ``result`` in ``self`` for an in-place op (``add_``) and return ``self``.
+
+    Checks first, so a failing op leaves ``self`` unchanged: the result must have
+    ``self``'s shape (no broadcasting of ``self``) and a dtype castable to ``self.dtype``.
+    """
+    backend = self._type.backend
+    if result.__class__ is not backend.array_type:
+        result = backend.xp.asarray(result)
+    if result.shape != self._data.shape:
+        raise RuntimeError(f"{op}(): output with shape {list(self._data.shape)} doesn't match "
+                           f"the broadcast shape {list(result.shape)}; in-place ops cannot "
+                           f"grow 'self', use the out-of-place {op.rstrip('_')}()")
+    src = backend.type_for_array(result).scalar_type
+    dst = self._type.scalar_type
+    if not _t.can_cast(src, dst):
+        raise DtypeError(f"{op}(): result type {src.name} can't be cast to the desired "
+                         f"output type {dst.name}; use the out-of-place "
+                         f"{op.rstrip('_')}() or convert 'self' first with .to({src})")
+    self._data[...] = result
+    self._bump_version()
+    return self
+
+
+def _bind_tensor_class(cls):
+    """Called once by ``ember.tensor`` to give this module the Tensor class."""
+    global _Tensor, _new_tensor
+    _Tensor = cls
+    _new_tensor = cls.__new__
+
+
+_Tensor: Any = None
+_new_tensor: Any = None

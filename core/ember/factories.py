@@ -1,0 +1,294 @@
+"""Tensor factories: ``tensor``, ``zeros``, ``arange``, ``rand``, ``*_like``, DLPack, ...
+
+Factories are written by hand rather than generated: they have no tensor operand to
+dispatch on, so they pick the backend from ``device=`` (or the default device) and call its
+factory kernels (``empty``, ``full``, ``arange``, ``linspace``, ``eye``, ``rand``, ``randn``,
+``randint``). Defaults follow PyTorch: floating factories use ``ember.get_default_dtype()``;
+``tensor`` infers int64 for Python ints, bool for bools and the default dtype for floats.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dispatch as _d
+from . import types as _t
+from .backends import registry as _registry
+from .random import backend_rng
+from .tensor import Tensor
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty",
+           "full", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
+           "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"]
+
+
+def _backend(device):
+    return _registry.get_backend(device if device is not None else _registry.default_device())
+
+
+def _finish(arr, backend, requires_grad: bool) -> Tensor:
+    t = _d.wrap(arr, backend)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _size(size, fn: str) -> tuple:
+    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = tuple(_d.check_int(s, fn, "size", i + 1) for i, s in enumerate(size))
+    if any(s < 0 for s in out):
+        raise ValueError(f"{fn}(): negative dimension in size {list(out)}; sizes must be >= 0")
+    return out
+
+
+def _dtype(dtype, default=None) -> _t.ScalarType:
+    if dtype is None:
+        return default or _t.get_default_dtype()
+    return _t.to_scalar_type(dtype)
+
+
+def _infer_numpy(data):
+    """numpy array for nested Python data / arrays / tensors, with ember's dtype rules."""
+    if isinstance(data, Tensor):
+        return data.numpy(force=True)
+    if isinstance(data, np.ndarray):
+        return data
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [x.numpy(force=True) if isinstance(x, Tensor) else x for x in data]
+    arr = np.asarray(data)
+    if arr.dtype == np.float64:  # Python floats take the default dtype
+        arr = arr.astype(_t.get_default_dtype().numpy)
+    elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "biuf" and arr.dtype != _t.bfloat16.numpy:
+        raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} "
+                        f"(numpy made {arr.dtype}); pass numbers, nested lists of numbers, a "
+                        f"numpy array or a Tensor")
+    return arr
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (``torch.tensor``).
+
+    Args:
+        data: a number, nested lists/tuples of numbers, a numpy array or a Tensor.
+        dtype: defaults to int64 for ints, bool for bools, the default dtype for floats,
+            and the array's dtype for numpy input.
+        device: backend name with optional index (``"cpu"``); defaults to the default device.
+    Raises TypeError for data without a numeric dtype, ValueError for ragged lists.
+    """
+    try:
+        arr = _infer_numpy(data)
+    except ValueError as e:
+        raise ValueError(f"tensor(): expected a rectangular nested sequence: {e}") from None
+    st = _dtype(dtype, _t.from_numpy_dtype(arr.dtype))
+    b = _backend(device)
+    idx = _t.Device(device).index if device is not None else None
+    return _finish(b.from_numpy(np.array(arr, dtype=st.numpy, copy=True), idx), b,
+                   requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with ``data`` when dtype and device allow."""
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device)
+    if isinstance(data, np.ndarray) and (device is None or _t.Device(device).type == "cpu"):
+        st = _dtype(dtype, _t.from_numpy_dtype(data.dtype))
+        b = _backend(device)
+        return _d.wrap(b.from_numpy(data.astype(st.numpy, copy=False), None), b)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A cpu tensor sharing memory with ``array`` (``torch.from_numpy``).
+
+    Raises TypeError for non-arrays or unsupported dtypes (complex, strings, ...).
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray, got {type(array).__name__}")
+    _t.from_numpy_dtype(array.dtype)
+    b = _backend("cpu")
+    return _d.wrap(b.from_numpy(array, None), b)
+
+
+def from_dlpack(obj) -> Tensor:
+    """A tensor sharing memory with any object that implements ``__dlpack__``.
+
+    The backend is the one whose DLPack device type matches ``obj.__dlpack_device__()``.
+    Raises TypeError if ``obj`` has no DLPack protocol, NoBackendError if no installed
+    backend accepts its device.
+    """
+    if not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack(): {type(obj).__name__} does not implement __dlpack__")
+    dev_type, dev_idx = obj.__dlpack_device__()
+    for b in _registry.all_backends():
+        if b.dlpack_device_type == int(dev_type):
+            arr = b.xp.from_dlpack(obj)
+            return _d.wrap(arr, b)
+    raise _registry.NoBackendError(f"from_dlpack(): no installed backend accepts DLPack device "
+                                   f"type {int(dev_type)}; install ember-cuda for GPU memory")
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialized tensor of shape ``size`` (contents are arbitrary)."""
+    b = _backend(device)
+    return _finish(b.kernels["empty"](_size(size, "empty"), _dtype(dtype).numpy), b,
+                   requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``; the dtype is inferred from the
+    value like ``tensor`` does when not given."""
+    if dtype is None:
+        dtype = _t.scalar_kind(fill_value)
+        if dtype is None:
+            raise TypeError(f"full(): fill_value must be a number, got "
+                            f"{type(fill_value).__name__}")
+    b = _backend(device)
+    size = _size((size,), "full")
+    return _finish(b.kernels["full"](size, fill_value, _dtype(dtype).numpy), b, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with 0 (default dtype unless ``dtype``)."""
+    return full(_size(size, "zeros"), 0, dtype=_dtype(dtype), device=device,
+                requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with 1 (default dtype unless ``dtype``)."""
+    return full(_size(size, "ones"), 1, dtype=_dtype(dtype), device=device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Values ``start, start + step, ...`` below ``end`` (``torch.arange``).
+
+    The dtype is int64 if all of start/end/step are ints, else the default dtype.
+    Raises ValueError for ``step == 0`` or a step that moves away from ``end``.
+    """
+    if end is None:
+        start, end = 0, start
+    for n, v in (("start", start), ("end", end), ("step", step)):
+        if _t.scalar_kind(v) is None:
+            raise TypeError(f"arange(): argument '{n}' must be a number, got "
+                            f"{type(v).__name__}")
+    if step == 0:
+        raise ValueError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign "
+                         f"(start={start}, end={end}, step={step})")
+    all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    st = _dtype(dtype, _t.int64 if all_int else None)
+    b = _backend(device)
+    return _finish(b.kernels["arange"](start, end, step, st.numpy), b, requires_grad)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    steps = _d.check_int(steps, "linspace", "steps", 3)
+    if steps < 0:
+        raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
+    b = _backend(device)
+    return _finish(b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy), b,
+                   requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
+    """The ``(n, m)`` identity matrix (``m`` defaults to ``n``)."""
+    n = _d.check_int(n, "eye", "n", 1)
+    m = n if m is None else _d.check_int(m, "eye", "m", 2)
+    b = _backend(device)
+    return _finish(b.kernels["eye"](n, m, _dtype(dtype).numpy), b, requires_grad)
+
+
+def _random(kind: str, size, generator, dtype, device, requires_grad, *extra) -> Tensor:
+    st = _dtype(dtype)
+    if kind != "randint" and not st.is_floating_point:
+        raise TypeError(f"{kind}(): expected a floating dtype, got {st}; use randint for "
+                        f"integers")
+    b = _backend(device)
+    rng = backend_rng(generator, b)
+    return _finish(b.kernels[kind](*extra, size, st.numpy, rng), b, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1) of shape ``size``, drawn from ``generator``."""
+    return _random("rand", _size(size, "rand"), generator, dtype, device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples of shape ``size``, drawn from ``generator``."""
+    return _random("randn", _size(size, "randn"), generator, dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniform on ``[low, high)``: ``randint(high, size)`` or
+    ``randint(low, high, size)``; int64 unless ``dtype``.
+
+    Raises ValueError if ``high <= low``.
+    """
+    if size is None:
+        if not isinstance(high, (tuple, list)):
+            raise TypeError("randint(): expected a size tuple, e.g. randint(10, (3,))")
+        low, high, size = 0, low, high
+    if high <= low:
+        raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
+    return _random("randint", _size((size,), "randint"), generator, dtype or _t.int64,
+                   device, requires_grad, low, high)
+
+
+def _like(fn, t: Tensor, dtype, device, requires_grad, *args, **kw) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn.__name__}_like(): expected a Tensor, got {type(t).__name__}")
+    dtype = t.dtype if dtype is None else dtype
+    device = t.device if device is None else device
+    return fn(*args, tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
+              **kw)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros with the shape (and by default dtype and device) of ``input``."""
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Ones with the shape (and by default dtype and device) of ``input``."""
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uninitialized, with the shape (and by default dtype and device) of ``input``."""
+    return _like(empty, input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``fill_value`` everywhere, with the shape/dtype/device of ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"full_like(): expected a Tensor, got {type(input).__name__}")
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """``rand`` with the shape (and by default dtype and device) of ``input``."""
+    return _like(rand, input, dtype, device, requires_grad, generator=generator)
+
+
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """``randn`` with the shape (and by default dtype and device) of ``input``."""
+    return _like(randn, input, dtype, device, requires_grad, generator=generator)
+
+
+def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None):
+    """``randint`` with the shape (and by default dtype and device) of ``input``."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype or input.dtype, device=device or input.device)
+

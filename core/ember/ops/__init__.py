@@ -1,0 +1,52 @@
+"""The op surface: ``native_functions.yaml`` parsed, compiled to Python, installed.
+
+``install()`` runs once at ``import ember``: it generates one wrapper per declaration (see
+``codegen.py``), groups overloads that share a Python name behind one dispatcher, and puts
+function variants in the ``ember`` namespace and method variants on ``ember.Tensor``.
+``table()`` lists every op with its schema and location.
+"""
+from __future__ import annotations
+
+from . import codegen, native
+from .native import NativeFunction
+
+FUNCTIONS: list[NativeFunction] = []
+
+
+def install(namespace: dict, tensor_cls) -> dict:
+    """Generate and install every op; returns python name -> callable for functions."""
+    FUNCTIONS[:] = native.load()
+    compiled = codegen.compile_functions(FUNCTIONS)
+    functions: dict[str, list] = {}
+    methods: dict[str, list] = {}
+    for nf in FUNCTIONS:
+        gen = nf.name if not nf.schema.overload else f"{nf.name}__{nf.schema.overload}"
+        codegen.record_overload(gen, nf.schema)
+        if "function" in nf.variants:
+            functions.setdefault(nf.name, []).append(compiled[gen])
+        if "method" in nf.variants:
+            methods.setdefault(nf.name, []).append(compiled[gen])
+        if nf.inplace_schema is not None:
+            gen_ = nf.name + "_" if not nf.schema.overload else f"{nf.name}___{nf.schema.overload}"
+            codegen.record_overload(gen_, nf.inplace_schema)
+            methods.setdefault(nf.name + "_", []).append(compiled[gen_])
+    out = {}
+    for table, put in ((functions, namespace.__setitem__),
+                       (methods, lambda n, f: setattr(tensor_cls, n, f))):
+        for name, fns in table.items():
+            fn = fns[0] if len(fns) == 1 else codegen.make_overload_dispatcher(name, fns)
+            put(name, fn)
+            if table is functions:
+                out[name] = fn
+    return out
+
+
+def table() -> list[tuple[str, str, str]]:
+    """(qualified name, schema, file:line) for every declared op, in declaration order."""
+    rows = []
+    for nf in FUNCTIONS:
+        rows.append((nf.kernel_name, str(nf.schema), str(nf.location)))
+        if nf.inplace_schema is not None:
+            rows.append((nf.inplace_schema.qualified_name, str(nf.inplace_schema),
+                         str(nf.location)))
+    return rows

@@ -1,0 +1,335 @@
+"""Generate each op's Python wrapper as real source from its schema.
+
+``add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` becomes::
+
+    def add(self, other, *, alpha=1, out=None):
+        # add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  (native_functions.yaml:12)
+        alpha = _check_scalar(alpha, 'add', 'alpha', 3)
+        if self.__class__ is _Tensor and other.__class__ is _Tensor and self._type is other._type:
+            _T = self._type; _a_self = self._data; _a_other = other._data
+        else:
+            _T, (_a_self, _a_other) = _promote('add', 'common', (self, other), ('self', 'other'))
+        _r = _T.kernels['add'](_a_self, _a_other, alpha)
+        if out is not None:
+            return _write_out('add', out, _r)
+        return _wrap(_r, _T.backend)
+
+Python binds the arguments (so a bad keyword gives Python's own message); the generated
+checks give PyTorch-style type errors; nothing is looked up by name at call time except the
+kernel, which the Type caches. ``source_of(name)`` returns the text for a reader.
+"""
+from __future__ import annotations
+
+import inspect
+from collections import namedtuple
+
+from .. import dispatch as _d
+from .native import DIM_ARG_NAMES, NativeFunction
+from .schema import Argument, FunctionSchema
+
+_SOURCES: dict[str, str] = {}
+
+
+def _namespace() -> dict:
+    from . import composite
+    return {
+        "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
+        "_promote": _d.promote_operands, "_promote_list": _d.promote_list,
+        "_write_out": _d.write_out, "_write_inplace": _d.write_inplace,
+        "_check_tensor": _d.check_tensor, "_check_optional_tensor": _d.check_optional_tensor,
+        "_check_tensor_list": _d.check_tensor_list, "_check_int": _d.check_int,
+        "_check_int_list": _d.check_int_list, "_check_float": _d.check_float,
+        "_check_bool": _d.check_bool, "_check_scalar": _d.check_scalar,
+        "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
+        "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
+        "_gen": _generator_arg, "_composite": composite.COMPOSITES, "_len": len,
+        "_isinstance": isinstance, "_int": int, "_tuple": tuple,
+    }
+
+
+def same_device(op: str, typ, t, name: str) -> None:
+    """Raise DeviceMismatchError unless tensor ``t`` lives on ``typ``'s backend."""
+    if t._type.backend is not typ.backend:
+        raise _d.DeviceMismatchError(
+            f"{op}(): expected '{name}' on '{typ.backend.name}' like the other tensors, but it "
+            f"is on {t.device}; move it with .to('{typ.backend.name}')")
+
+
+def _generator_arg(g, backend):
+    from ..random import backend_rng
+    return backend_rng(g, backend)
+
+
+def is_variadic(schema: FunctionSchema) -> bool:
+    """``view(Tensor self, int[] size)``: the int list may be passed as ``*size``."""
+    pos = [a for a in schema.arguments if not a.kwarg_only]
+    return (len(pos) == 2 and pos[0].name == "self" and pos[1].type.base in ("int", "SymInt")
+            and pos[1].type.is_list and not pos[1].type.optional and not pos[1].has_default)
+
+
+def _params(schema: FunctionSchema, with_out: bool) -> str:
+    parts, star = [], False
+    variadic = is_variadic(schema)
+    for a in schema.arguments:
+        if a.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        if variadic and not a.kwarg_only and a.type.is_list:
+            parts.append(f"*{a.name}")
+            star = True
+            continue
+        parts.append(a.name + (f"={a.default}" if a.has_default else ""))
+    if with_out:
+        if not star:
+            parts.append("*")
+        parts.append("out=None")
+    return ", ".join(parts)
+
+
+def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
+    """Source lines that check and convert one argument in place."""
+    t, n = a.type, a.name
+    args = f"{n}, {op!r}, {n!r}, {pos}"
+    opt = f"if {n} is not None: " if t.optional else ""
+    if t.base == "Tensor":
+        if promoted:
+            return []
+        if t.is_list:
+            return [f"{n} = _check_tensor_list({args})"]
+        return [f"{n} = _check_optional_tensor({args})" if t.optional
+                else f"if {n}.__class__ is not _Tensor: _check_tensor({args})"]
+    if t.base in ("int", "SymInt"):
+        if t.is_list:
+            return [f"{opt}{n} = _check_int_list({args}, {t.size})"]
+        return [f"{opt}if {n}.__class__ is not _int: {n} = _check_int({args})"]
+    simple = {"float": "_check_float", "bool": "_check_bool", "Scalar": "_check_scalar",
+              "str": "_check_str"}
+    if t.base in simple:
+        fn = simple[t.base]
+        return [f"{opt}{n} = {fn}({args})"]
+    if t.base == "ScalarType":
+        return [f"{n} = _check_dtype({args})"]
+    return []  # Generator, Device, Layout, ...: converted where used
+
+
+def _kernel_arg(a: Argument, promoted: set[str]) -> str:
+    t, n = a.type, a.name
+    if t.base == "Tensor":
+        if n in promoted:
+            return f"_a_{n}"
+        if t.is_list:
+            return f"[_x._data for _x in {n}]"
+        return f"(None if {n} is None else {n}._data)" if t.optional else f"{n}._data"
+    if t.base == "Generator":
+        return f"_gen({n}, _T.backend)"
+    return n
+
+
+def _returns(schema: FunctionSchema, nt_name: str | None, view_of: str | None) -> list[str]:
+    rets = schema.returns
+    wrap = (lambda e: f"_wrap_view({e}, _T.backend, {view_of})") if view_of else \
+        (lambda e: f"_wrap({e}, _T.backend)")
+    if len(rets) == 1 and rets[0].type.is_tensor:
+        return [f"return {wrap('_r')}"]
+    if len(rets) == 1 and rets[0].type.is_tensor_list:
+        return [f"return _tuple({wrap('_x')} for _x in _r)"]
+    if len(rets) > 1:
+        items = ", ".join(wrap(f"_r[{i}]") if r.type.is_tensor else f"_r[{i}]"
+                          for i, r in enumerate(rets))
+        return [f"return {nt_name}({items})"]
+    return ["return _r"]
+
+
+def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]:
+    """Source of one wrapper: (python name, source, extra globals).
+
+    ``inplace=True`` generates ``add_`` from the functional declaration.
+    """
+    schema = nf.schema
+    op = schema.name + "_" if inplace else schema.name
+    fn_name = op if not schema.overload else f"{op}__{schema.overload}"
+    with_out = "out" in nf.structured and not inplace
+    shown = nf.inplace_schema if inplace else schema
+    lines = [f"def {fn_name}({_params(schema, with_out)}):",
+             f"    # {shown}  ({nf.location})"]
+    body: list[str] = []
+    extra: dict = {}
+    promoted = set(nf.promote_args)
+    if is_variadic(schema):
+        v = [a for a in schema.arguments if a.type.is_list and not a.kwarg_only][0].name
+        body.append(f"if _len({v}) == 1 and not _isinstance({v}[0], _int): {v} = {v}[0]")
+    for pos, a in enumerate(schema.arguments, 1):
+        body += _check(a, pos, op, a.name in promoted)
+
+    tensors = [a for a in schema.arguments if a.type.base == "Tensor"]
+    primary = tensors[0] if tensors else None
+    if inplace:  # in-place ops write self: it must be a Tensor even if it is promoted
+        body.append(f"if not _isinstance(self, _Tensor): _check_tensor(self, {op!r}, 'self', 1)")
+    if nf.promote and nf.dispatch == "composite":
+        pass  # the ops inside the composite promote; its promote_args may be numbers
+    elif nf.promote:
+        names = list(nf.promote_args)
+        if len(names) == 1 and schema.arguments[0].type.is_tensor_list:
+            n = names[0]
+            body.append(f"_T, _a_{n} = _promote_list({op!r}, {n}, {n!r})")
+        elif len(names) == 2 and nf.promote == "common":
+            x, y = names
+            body += [f"if {x}.__class__ is _Tensor and {y}.__class__ is _Tensor and "
+                     f"{x}._type is {y}._type:",
+                     f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}._data",
+                     "else:",
+                     f"    _T, (_a_{x}, _a_{y}) = _promote({op!r}, {nf.promote!r}, ({x}, {y}), "
+                     f"{tuple(names)!r})"]
+        elif len(names) == 1 and nf.promote == "float":
+            x = names[0]
+            body += [f"if {x}.__class__ is _Tensor and {x}._type.scalar_type.is_floating_point:",
+                     f"    _T = {x}._type; _a_{x} = {x}._data",
+                     "else:",
+                     f"    _T, (_a_{x},) = _promote({op!r}, 'float', ({x},), ({x!r},))"]
+        else:
+            targets = "".join(f"_a_{n}, " for n in names)
+            body.append(f"_T, ({targets}) = _promote({op!r}, {nf.promote!r}, "
+                        f"({', '.join(names)},), {tuple(names)!r})")
+    elif primary is not None and primary.type.is_tensor_list:
+        body.append(f"_T = {primary.name}[0]._type if {primary.name} else None")
+    elif primary is not None:
+        body.append(f"_T = {primary.name}._type")
+    for a in tensors:
+        if a.name in promoted or a is primary:
+            continue
+        check = f"_same_device({op!r}, _T, {a.name}, {a.name!r})"
+        if a.type.is_list:
+            body.append(f"for _x in {a.name}: {check.replace(a.name + ',', '_x,', 1)}")
+        elif a.type.optional:
+            body.append(f"if {a.name} is not None: {check}")
+        else:
+            body.append(check)
+
+    if nf.wrap_dims and primary is not None and primary.name == "self" and \
+            primary.type.is_tensor:
+        nd = "self._data.ndim" + (f" + {nf.dim_extra}" if nf.dim_extra else "")
+        for a in schema.arguments:
+            if a.name in DIM_ARG_NAMES and a.type.base == "int":
+                fn = "_wrap_dims" if a.type.is_list or a.type.optional else "_wrap_dim"
+                body.append(f"{a.name} = {fn}({a.name}, {nd}, {op!r})")
+
+    kargs = ", ".join(_kernel_arg(a, promoted) for a in schema.arguments)
+    nt_name = None
+    if len(schema.returns) > 1:
+        nt_name = f"_RT_{fn_name}"
+        fields = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
+        extra[nt_name] = namedtuple(schema.name, fields, module="ember.return_types")
+    if nf.dispatch == "composite":
+        cname = nf.kernel_name
+        cargs = ", ".join(a.name for a in schema.arguments)
+        body.append(f"_res = _composite[{cname!r}]({cargs})")
+        if inplace:
+            body.append(f"return _write_inplace({op!r}, self, _res._data)")
+        else:
+            if with_out:
+                body.append(f"if out is not None: return _write_out({op!r}, out, _res._data)")
+            body.append("return _res")
+    else:
+        body.append(f"_r = _T.kernels[{nf.kernel_name!r}]({kargs})")
+        if inplace:
+            body.append(f"return _write_inplace({op!r}, self, _r)")
+        else:
+            if with_out:
+                body.append(f"if out is not None: return _write_out({op!r}, out, _r)")
+            view_of = "self" if schema.is_view else None
+            body += _returns(schema, nt_name, view_of)
+    lines += ["    " + b for b in body]
+    return fn_name, "\n".join(lines) + "\n", extra
+
+
+def compile_functions(nfs: list[NativeFunction]) -> dict[str, object]:
+    """Compile every wrapper; returns python name (``add``, ``add_``, ``max__dim``) -> function."""
+    ns = _namespace()
+    out = {}
+    for nf in nfs:
+        variants = [False] + ([True] if nf.inplace_schema is not None else [])
+        for inplace in variants:
+            name, src, extra = generate(nf, inplace)
+            ns.update(extra)
+            filename = f"<ember.ops generated: {name} from {nf.location}>"
+            exec(compile(src, filename, "exec"), ns)  # noqa: S102 - generated from the yaml
+            fn = ns[name]
+            fn.__module__ = "ember"
+            fn.__qualname__ = name
+            fn.__doc__ = _docstring(nf, inplace)
+            _SOURCES[name] = src
+            out[name] = fn
+    return out
+
+
+def _docstring(nf: NativeFunction, inplace: bool) -> str:
+    s = nf.inplace_schema if inplace else nf.schema
+    base = nf.doc
+    if inplace:
+        base = f"In-place version of :func:`ember.{nf.name}`; writes into ``self``.\n\n" \
+               f"Raises DtypeError if the result dtype cannot be stored in ``self``."
+    return f"{s}\n\n{base}\n\nDeclared at {nf.location}."
+
+
+def make_overload_dispatcher(name: str, fns: list) -> object:
+    """One Python callable for several overloads (``max``, ``max.dim``, ``max.other``).
+
+    Tries each overload's signature in declaration order: the first whose arguments bind and
+    whose Tensor / non-Tensor positions match is called. Otherwise raises a TypeError that
+    lists what was given and every accepted signature, like PyTorch's argument parser.
+    """
+    sigs = [(fn, inspect.signature(fn)) for fn in fns]
+
+    def matches(sig, args, kwargs) -> bool:
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError:
+            return False
+        for pname, value in bound.arguments.items():
+            ann = _ARG_KIND.get((fn_by_sig[sig], pname))
+            if ann == "tensor" and not isinstance(value, _d._Tensor):
+                return False
+            if ann == "nontensor" and isinstance(value, _d._Tensor):
+                return False
+        return True
+
+    fn_by_sig = {sig: fn.__qualname__ for fn, sig in sigs}
+
+    def dispatcher(*args, **kwargs):
+        for fn, sig in sigs:
+            if matches(sig, args, kwargs):
+                return fn(*args, **kwargs)
+        got = ", ".join([_d.type_name(a) for a in args] +
+                        [f"{k}={_d.type_name(v)}" for k, v in kwargs.items()])
+        options = "\n".join(f" * {_OVERLOAD_SCHEMA[fn.__qualname__]}" for fn, _ in sigs)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:\n{options}")
+
+    dispatcher.__name__ = dispatcher.__qualname__ = name
+    dispatcher.__module__ = "ember"
+    dispatcher.__doc__ = "\n\n".join(fn.__doc__ or "" for fn in fns)
+    return dispatcher
+
+
+# (generated function name, parameter) -> "tensor" | "nontensor"; filled by record_overloads.
+_ARG_KIND: dict = {}
+_OVERLOAD_SCHEMA: dict = {}
+
+
+def record_overload(fn_name: str, schema: FunctionSchema) -> None:
+    """Remember which parameters of an overload must (not) be Tensors, for dispatching."""
+    _OVERLOAD_SCHEMA[fn_name] = str(schema)
+    for a in schema.arguments:
+        if a.type.is_tensor and not a.type.optional and a.name == "self":
+            _ARG_KIND[fn_name, a.name] = "tensor"
+        elif a.type.base in ("int", "float", "bool", "str") or a.type.is_tensor_list:
+            _ARG_KIND[fn_name, a.name] = "nontensor"
+        elif a.type.is_tensor and not a.type.optional:
+            # Tensor operands may be wrapped numbers, but an overload that takes a number
+            # elsewhere in the same position (max.dim) is tried first by declaration order.
+            _ARG_KIND[fn_name, a.name] = "tensor_or_number"
+
+
+def source_of(name: str) -> str:
+    """The generated source of wrapper ``name`` (``"add"``, ``"add_"``, ``"max__dim"``)."""
+    return _SOURCES[name]

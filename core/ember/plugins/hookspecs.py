@@ -1,0 +1,32 @@
+"""The hooks a plugin implements. Each returns a list; the core validates every item.
+
+A plugin is a module named by an entry point in group ``ember`` (``cpu =
+"ember_cpu.plugin"``) whose functions carry ``@ember.plugins.hookimpl``.
+"""
+import pluggy
+
+hookspec = pluggy.HookspecMarker("ember")
+hookimpl = pluggy.HookimplMarker("ember")
+
+
+@hookspec
+def ember_backends():
+    """Return ``ember.types.Backend`` objects; called once, when plugins first load."""
+
+
+@hookspec
+def ember_convolution_algorithms():
+    """Return convolution algorithms (``supports(params)``, ``priority``, ``forward``) that
+    ``_convolution`` picks from by priority; called once at load."""
+
+
+@hookspec
+def ember_fusers():
+    """Return fusers (``device_type``, ``compile(fusion_group)``) for the JIT's FuseGraph
+    pass; called once at load."""
+
+
+@hookspec
+def ember_jit_passes():
+    """Return ``(stage, pass_fn)`` pairs added to the GraphExecutor pipeline at ``stage``;
+    called once at load."""

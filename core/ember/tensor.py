@@ -1,0 +1,350 @@
+"""``ember.Tensor``: backend data, its Type, and autograd metadata (the seeds' Variable).
+
+A Tensor holds one backend array (``numpy.ndarray`` on cpu) and the Type that says which
+backend and ScalarType it is. Views (``view``, ``transpose``, basic slicing, ...) share
+memory with their base, as in PyTorch, and share its version counter so that autograd can
+detect in-place changes. Every op method (``add``, ``sum``, ...) is generated from
+``ops/native_functions.yaml`` and installed on this class at import; this module holds
+what is not an op: properties, conversions, Python protocols and the repr.
+"""
+from __future__ import annotations
+
+from . import dispatch as _d
+from . import types as _t
+from .backends import registry as _registry
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ``ember.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ember.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _VersionCounter:
+    """Shared by a tensor and its views; bumped by every in-place write."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    """An n-dimensional array on a backend, with autograd metadata.
+
+    Create one with a factory (``ember.tensor``, ``ember.zeros``, ...), not this class.
+    Attributes: ``shape`` / ``size()`` (an ``ember.Size``), ``dtype`` (a ScalarType),
+    ``device``, ``ndim``, ``requires_grad``, ``grad``, ``grad_fn``. Ops are methods
+    (``x.add(y)``) and operators (``x + y``), with PyTorch's broadcasting and promotion.
+    """
+
+    __slots__ = ("_data", "_type", "requires_grad", "grad", "grad_fn", "output_nr", "_base",
+                 "_vc", "__weakref__")
+
+    # NOTE: no __init__: factories and dispatch.wrap fill the slots directly (hot path).
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with ember.tensor(data), ember.zeros(shape), ... ; "
+                        "ember.Tensor is not called directly")
+
+    # --- metadata ------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension ``dim`` (negative counts from the end)."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_d.wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def dtype(self) -> _t.ScalarType:
+        return self._type.scalar_type
+
+    @property
+    def device(self) -> _t.Device:
+        b = self._type.backend
+        return _t.Device(b.name, b.device_of(self._data))
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._type.scalar_type.itemsize
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements (not bytes), like PyTorch."""
+        st = tuple(s // self._type.scalar_type.itemsize for s in self._data.strides)
+        return st if dim is None else st[_d.wrap_dim(dim, self._data.ndim, "stride")]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def type(self, dtype=None):
+        """The Type (``CPUFloatType``), or a copy converted to ``dtype`` if one is given."""
+        if dtype is None:
+            return self._type
+        return self.to(dtype)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._type.backend.name == "cuda"
+
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's memory, outside autograd."""
+        return self.detach()
+
+    def _version_counter(self) -> _VersionCounter:
+        if self._vc is None:
+            self._vc = _VersionCounter()
+        return self._vc
+
+    @property
+    def _version(self) -> int:
+        return 0 if self._vc is None else self._vc.value
+
+    def _bump_version(self) -> None:
+        self._version_counter().value += 1
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place. Raises RuntimeError for non-floating tensors."""
+        if requires_grad and not self._type.scalar_type.is_floating_point:
+            raise RuntimeError(f"only tensors of floating point dtype can require gradients, "
+                               f"got {self.dtype}; convert first with .float()")
+        self.requires_grad = requires_grad
+        return self
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing memory (and version counter) with this one, without grad."""
+        return _d.wrap_view(self._data, self._type.backend, self)
+
+    # --- conversions ---------------------------------------------------------------------
+    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
+        """Convert dtype and/or device: ``x.to(ember.float64)``, ``x.to("cuda:0")``,
+        ``x.to(other)``. Returns ``self`` when nothing changes and ``copy`` is False.
+
+        Raises NoBackendError if the target device's plugin is not installed.
+        """
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _t.Device)) and not (isinstance(a, str) and
+                                                          a in _t._BY_NAME):
+                device = a
+            else:
+                dtype = a
+        st = self.dtype if dtype is None else _t.to_scalar_type(dtype)
+        here = self._type.backend
+        target = here if device is None else _registry.get_backend(device)
+        if target is here and st is self.dtype and not copy:
+            return self
+        arr = self._data
+        if target is not here:
+            idx = _t.Device(device).index if device is not None else None
+            arr = target.from_numpy(here.to_numpy(arr), idx)
+        arr = arr.astype(st.numpy, copy=copy or target is here)
+        return _d.wrap(arr, target)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        return self.to("cuda" if device is None else _t.Device("cuda", device)
+                       if isinstance(device, int) else device)
+
+    def float(self) -> Tensor:
+        return self.to(_t.float32)
+
+    def double(self) -> Tensor:
+        return self.to(_t.float64)
+
+    def half(self) -> Tensor:
+        return self.to(_t.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(_t.bfloat16)
+
+    def long(self) -> Tensor:
+        return self.to(_t.int64)
+
+    def int(self) -> Tensor:
+        return self.to(_t.int32)
+
+    def short(self) -> Tensor:
+        return self.to(_t.int16)
+
+    def char(self) -> Tensor:
+        return self.to(_t.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(_t.uint8)
+
+    def bool(self) -> Tensor:
+        return self.to(_t.bool_)
+
+    def is_floating_point(self) -> bool:
+        return self._type.scalar_type.is_floating_point
+
+    def numpy(self, *, force: bool = False):
+        """The data as a numpy array, sharing memory on cpu.
+
+        Raises RuntimeError if the tensor requires grad (call ``.detach()`` first) or lives
+        on another device (call ``.cpu()``, or pass ``force=True`` to copy).
+        """
+        if self.requires_grad and not force:
+            raise RuntimeError("can't call numpy() on a tensor that requires grad; use "
+                               "tensor.detach().numpy() instead")
+        b = self._type.backend
+        if b.name != "cpu" and not force:
+            raise TypeError(f"can't convert a {self.device} tensor to numpy; copy it to the "
+                            f"host first with .cpu()")
+        return b.to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._type.backend.to_numpy(self._data)
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Raises ValueError (``RuntimeError`` in PyTorch) for more than one element.
+        """
+        if self._data.size != 1:
+            raise ValueError(f"a Tensor with {self._data.size} elements cannot be converted "
+                             f"to a Python scalar; index it or reduce it first")
+        return self._type.backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self):
+        """Nested Python lists of Python numbers (a number for a zero-dim tensor)."""
+        arr = self._type.backend.to_numpy(self._data)
+        if arr.dtype == _t.bfloat16.numpy:
+            arr = arr.astype("float32")
+        return arr.tolist()
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    # --- Python protocols ----------------------------------------------------------------
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def _scalar(self, kind: str):
+        if self._data.size != 1:
+            raise ValueError(f"only one-element tensors can be converted to Python {kind}s, "
+                             f"this one has {self._data.size} elements")
+        return self.item()
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __index__(self) -> int:
+        if self._type.scalar_type.is_floating_point or self._type.scalar_type is _t.bool_:
+            raise TypeError(f"only integer tensors of a single element can be converted to an "
+                            f"index, got {self.dtype}")
+        return int(self._scalar("int"))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __getitem__(self, index):
+        from ._indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        from ._indexing import setitem
+        setitem(self, index, value)
+
+    def __repr__(self) -> str:
+        from ._format import tensor_repr
+        return tensor_repr(self)
+
+    def __reduce_ex__(self, protocol):
+        from .factories import tensor
+        return (tensor, (self.numpy(force=True), ), None)
+
+    def __deepcopy__(self, memo):
+        t = self.clone() if not self.requires_grad else self.detach().clone()
+        t.requires_grad = self.requires_grad
+        return t
+
+    __array_priority__ = 1000  # numpy defers ``ndarray + tensor`` to Tensor.__radd__
+
+
+_d._bind_tensor_class(Tensor)
+
+# Python operators -> op names; installed in ember/__init__ once the ops exist.
+# "r:" marks reflected operators whose tensor is the right-hand operand.
+OPERATORS = {
+    "__add__": "add", "__radd__": "add", "__iadd__": "add_",
+    "__sub__": "sub", "__rsub__": "rsub", "__isub__": "sub_",
+    "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
+    "__truediv__": "div", "__rtruediv__": "r:div", "__itruediv__": "div_",
+    "__floordiv__": "floor_divide", "__rfloordiv__": "r:floor_divide",
+    "__ifloordiv__": "floor_divide_",
+    "__mod__": "remainder", "__rmod__": "r:remainder", "__imod__": "remainder_",
+    "__pow__": "pow", "__rpow__": "r:pow", "__ipow__": "pow_",
+    "__matmul__": "matmul", "__rmatmul__": "r:matmul",
+    "__and__": "bitwise_and", "__rand__": "bitwise_and", "__iand__": "bitwise_and_",
+    "__or__": "bitwise_or", "__ror__": "bitwise_or", "__ior__": "bitwise_or_",
+    "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__ixor__": "bitwise_xor_",
+    "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+    "__ge__": "ge",
+    "__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not",
+}
+
+
+def install_operators(namespace: dict) -> None:
+    """Bind each Python operator to its generated op (skipping ops not declared yet)."""
+    for dunder, op in OPERATORS.items():
+        reflected = op.startswith("r:")
+        name = op[2:] if reflected else op
+        fn = namespace.get(name) or getattr(Tensor, name, None)
+        if fn is None:
+            continue
+        if reflected:
+            def rop(self, other, _fn=fn):
+                return _fn(other, self)
+            rop.__name__ = dunder
+            setattr(Tensor, dunder, rop)
+        else:
+            setattr(Tensor, dunder, fn)
+    Tensor.__hash__ = lambda self: id(self)

@@ -1,0 +1,24 @@
+"""Registers the ``cpu`` backend: ember's generic kernels instantiated with numpy."""
+from __future__ import annotations
+
+import numpy as np
+
+from ember.backends import array_api
+from ember.plugins import hookimpl
+from ember.types import Backend
+
+
+def _from_numpy(arr: np.ndarray, index):
+    if index not in (None, 0):
+        raise ValueError(f"the cpu backend has one device; got index {index}")
+    return arr
+
+
+@hookimpl
+def ember_backends():
+    return [Backend(
+        name="cpu", xp=np, kernels=array_api.make_kernels(np), type_prefix="CPU",
+        array_type=np.ndarray, to_numpy=lambda a: a, from_numpy=_from_numpy,
+        device_count=1, make_rng=np.random.default_rng,
+        unsupported=array_api.unsupported(), dlpack_device_type=1,
+    )]
