@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from . import types as _t
 from .backends import registry as _registry
-from .errors import DeviceMismatchError, DtypeError
+from .errors import DeviceMismatchError, DtypeError, ShapeError
 
 _index = operator.index
 
@@ -252,6 +252,17 @@ def promote_list(op: str, tensors: Sequence, name: str):
     typ, arrays = promote_operands(op, "common", tensors,
                                    [f"{name}[{i}]" for i in range(len(tensors))])
     return typ, arrays
+
+
+def kernel_value_error(op: str, err: ValueError, operands: Sequence, names: Sequence[str]):
+    """Turn an array library's broadcasting ValueError into a ShapeError that names the
+    operands and their shapes; other ValueErrors pass through unchanged."""
+    if "broadcast" not in str(err):
+        return err
+    shapes = ", ".join(f"'{n}' {list(v.shape)}" for v, n in zip(operands, names)
+                       if isinstance(v, _Tensor))
+    return ShapeError(f"{op}(): shapes do not broadcast: {shapes}. Each dimension, aligned "
+                      f"from the right, must be equal or 1; reshape or unsqueeze an operand")
 
 
 # --- writes: out= and in-place -------------------------------------------------------------

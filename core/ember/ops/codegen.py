@@ -42,7 +42,7 @@ def _namespace() -> dict:
         "_check_bool": _d.check_bool, "_check_scalar": _d.check_scalar,
         "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
-        "_gen": _generator_arg, "_composite": composite.COMPOSITES, "_len": len,
+        "_gen": _generator_arg, "_value_error": _d.kernel_value_error, "_composite": composite.COMPOSITES, "_len": len,
         "_isinstance": isinstance, "_int": int, "_tuple": tuple,
     }
 
@@ -230,7 +230,15 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
                 body.append(f"if out is not None: return _write_out({op!r}, out, _res._data)")
             body.append("return _res")
     else:
-        body.append(f"_r = _T.kernels[{nf.kernel_name!r}]({kargs})")
+        call = f"_r = _T.kernels[{nf.kernel_name!r}]({kargs})"
+        if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
+            # NOTE: try costs nothing in CPython 3.11+ until it raises.
+            ops_ = ", ".join(a.name for a in tensors)
+            body += ["try:", f"    {call}", "except ValueError as _e:",
+                     f"    raise _value_error({op!r}, _e, ({ops_},), "
+                     f"{tuple(a.name for a in tensors)!r}) from None"]
+        else:
+            body.append(call)
         if inplace:
             body.append(f"return _write_inplace({op!r}, self, _r)")
         else:

@@ -1,0 +1,19 @@
+"""Shared pytest setup: GPU tests carry the ``cuda`` marker and skip without a GPU."""
+import pytest
+
+
+def _has_cuda() -> bool:
+    try:
+        from ember.backends import registry
+        registry.get_backend("cuda")
+        return True
+    except Exception:  # noqa: BLE001 - no plugin, no GPU, no driver: all mean skip
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if any("cuda" in item.keywords for item in items) and not _has_cuda():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU and the ember-cuda plugin")
+        for item in items:
+            if "cuda" in item.keywords:
+                item.add_marker(skip)

@@ -1,0 +1,55 @@
+"""Test helpers: dtype lists and comparison against numpy float64 references."""
+from __future__ import annotations
+
+import numpy as np
+
+import ember as E
+
+FLOAT_DTYPES = [E.float32, E.float64]
+LOW_FLOAT_DTYPES = [E.float16, E.bfloat16]
+INT_DTYPES = [E.uint8, E.int8, E.int16, E.int32, E.int64]
+ALL_DTYPES = [E.bool_] + INT_DTYPES + LOW_FLOAT_DTYPES + FLOAT_DTYPES
+
+# Per-dtype tolerances for comparing against a float64 reference.
+TOL = {E.float16: (1e-2, 1e-2), E.bfloat16: (2e-2, 2e-2), E.float32: (1e-5, 1e-6),
+       E.float64: (1e-12, 1e-12)}
+
+
+def to_np(t) -> np.ndarray:
+    """A tensor's values as a numpy array (bfloat16 widened to float32)."""
+    arr = np.asarray(t.numpy(force=True))
+    if arr.dtype == E.bfloat16.numpy:
+        arr = arr.astype(np.float32)
+    return arr
+
+
+def assert_close(actual, expected, dtype=None, rtol=None, atol=None, check_dtype=True):
+    """Compare a Tensor with a numpy/float64 reference, at the dtype's tolerance.
+
+    ``dtype`` (default: ``actual.dtype``) is also checked against ``actual.dtype`` when
+    ``check_dtype``.
+    """
+    dtype = dtype or actual.dtype
+    if check_dtype:
+        assert actual.dtype is dtype, f"dtype: expected {dtype}, got {actual.dtype}"
+    r, a = TOL.get(dtype, (0, 0))
+    got = to_np(actual)
+    exp = np.asarray(expected)
+    assert got.shape == exp.shape, f"shape: expected {exp.shape}, got {got.shape}"
+    np.testing.assert_allclose(got.astype(np.float64), exp.astype(np.float64),
+                               rtol=rtol if rtol is not None else r,
+                               atol=atol if atol is not None else a, equal_nan=True)
+
+
+def make(shape, dtype, low=-3.0, high=3.0, seed=0):
+    """A deterministic test tensor of ``shape``/``dtype`` and its float64 numpy twin."""
+    rng = np.random.default_rng(seed)
+    if dtype is E.bool_:
+        arr = rng.random(shape) > 0.5
+    elif not dtype.is_floating_point:
+        lo = 0 if dtype is E.uint8 else int(low)
+        arr = rng.integers(lo, int(high) + 1, size=shape)
+    else:
+        arr = rng.uniform(low, high, size=shape)
+    t = E.tensor(np.asarray(arr).astype(dtype.numpy))
+    return t, to_np(t).astype(np.float64)
