@@ -26,6 +26,9 @@ def tensor_repr(t) -> str:
     if st in (_t.float16, _t.bfloat16):
         arr = arr.astype(np.float32)
     opts = _format_floats(arr) if st.is_floating_point else {}
+    if st is _t.bool_:  # pad to the widest word present, as PyTorch does
+        width = 5 if (arr.size and not arr.all()) else 4
+        opts = {"bool": lambda v: str(bool(v)).rjust(width)}
     body = np.array2string(arr, separator=", ", prefix="tensor(", formatter=opts or None,
                            threshold=_THRESHOLD, edgeitems=3)
     extras = []

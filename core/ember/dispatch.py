@@ -44,7 +44,10 @@ def wrap(arr, backend):
         arr = backend.xp.asarray(arr)
     t = _new_tensor(_Tensor)
     t._data = arr
-    t._type = backend.type_for_array(arr)
+    try:
+        t._type = backend.types_by_dtype[arr.dtype]
+    except KeyError:
+        t._type = backend.type_for_array(arr)  # raises the unsupported-dtype TypeError
     t.requires_grad = False
     t.grad = t.grad_fn = t._base = t._vc = None
     t.output_nr = 0
@@ -56,7 +59,8 @@ def wrap_view(arr, backend, base):
     t = wrap(arr, backend)
     root = base._base if base._base is not None else base
     t._base = root
-    t._vc = root._version_counter()
+    vc = root._vc
+    t._vc = vc if vc is not None else root._version_counter()
     return t
 
 
@@ -104,6 +108,12 @@ def check_int(v, op: str, name: str, pos: int) -> int:
 
 
 def check_int_list(v, op: str, name: str, pos: int, size: int | None) -> tuple:
+    if v.__class__ is tuple:
+        for x in v:
+            if x.__class__ is not int:
+                break
+        else:
+            return v
     if isinstance(v, (list, tuple)):
         return tuple(check_int(x, op, name, pos) for x in v)
     if v.__class__ is int or (not isinstance(v, (bool, float)) and hasattr(v, "__index__")):
@@ -300,6 +310,15 @@ def write_inplace(op: str, self, result):
     Checks first, so a failing op leaves ``self`` unchanged: the result must have
     ``self``'s shape (no broadcasting of ``self``) and a dtype castable to ``self.dtype``.
     """
+    data = self._data
+    if result.__class__ is data.__class__ and result.dtype == data.dtype and \
+            result.shape == data.shape:  # the common case, checked cheaply
+        data[...] = result
+        vc = self._vc
+        if vc is None:
+            vc = self._version_counter()
+        vc.value += 1
+        return self
     backend = self._type.backend
     if result.__class__ is not backend.array_type:
         result = backend.xp.asarray(result)

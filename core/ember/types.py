@@ -306,6 +306,12 @@ class Backend:
     unsupported: Mapping[str, frozenset] = field(default_factory=dict)
     dlpack_device_type: int = 1
     _types: dict = field(default_factory=dict, repr=False)
+    # numpy dtype -> Type, filled up front: dispatch.wrap looks results up here (hot path).
+    types_by_dtype: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        for st in all_scalar_types:
+            self.types_by_dtype[st.numpy] = self.type(st)
 
     def type(self, scalar_type: ScalarType) -> Type:
         """The one Type object for (self, scalar_type)."""
@@ -316,10 +322,8 @@ class Backend:
 
     def type_for_array(self, arr) -> Type:
         """The Type of a backend array, from its dtype. Raises TypeError if unsupported."""
-        st = _BY_NUMPY.get(arr.dtype)
-        if st is None:
-            st = from_numpy_dtype(arr.dtype)
-        return self.type(st)
+        t = self.types_by_dtype.get(arr.dtype)
+        return t if t is not None else self.type(from_numpy_dtype(arr.dtype))
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r}, {len(self.kernels)} kernels)"

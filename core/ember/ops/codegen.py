@@ -43,7 +43,8 @@ def _namespace() -> dict:
         "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
         "_gen": _generator_arg, "_value_error": _d.kernel_value_error, "_composite": composite.COMPOSITES, "_len": len,
-        "_isinstance": isinstance, "_int": int, "_tuple": tuple,
+        "_isinstance": isinstance, "_int": int, "_float": float, "_tuple": tuple,
+        "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0},
     }
 
 
@@ -104,6 +105,9 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
         return [f"{opt}if {n}.__class__ is not _int: {n} = _check_int({args})"]
     simple = {"float": "_check_float", "bool": "_check_bool", "Scalar": "_check_scalar",
               "str": "_check_str"}
+    if t.base == "Scalar":  # hot (alpha=1): skip the call for plain numbers
+        return [f"{opt}if {n}.__class__ is not _int and {n}.__class__ is not _float: "
+                f"{n} = _check_scalar({args})"]
     if t.base in simple:
         fn = simple[t.base]
         return [f"{opt}{n} = {fn}({args})"]
@@ -177,6 +181,11 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
             body += [f"if {x}.__class__ is _Tensor and {y}.__class__ is _Tensor and "
                      f"{x}._type is {y}._type:",
                      f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}._data",
+                     # a Python number that does not raise the tensor's category keeps its
+                     # dtype (torch.result_type), so skip the general promotion
+                     f"elif {x}.__class__ is _Tensor and _SCALAR_CATEGORY.get({y}.__class__, 9) "
+                     f"<= {x}._type.scalar_type._category:",
+                     f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}",
                      "else:",
                      f"    _T, (_a_{x}, _a_{y}) = _promote({op!r}, {nf.promote!r}, ({x}, {y}), "
                      f"{tuple(names)!r})"]

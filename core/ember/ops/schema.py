@@ -25,7 +25,8 @@ BASE_TYPES = frozenset({
     "Tensor", "Scalar", "int", "float", "bool", "str", "ScalarType", "Device", "Generator",
     "Layout", "MemoryFormat", "Dimname", "SymInt",
 })
-_TYPE_RE = re.compile(r"^([A-Za-z]+)(\[(\d*)\])?(\?)?(\(([a-z])(!?)\))?$")
+# base, alias before a list suffix (``Tensor(a)[]``), list suffix, ?, alias (``Tensor(a!)``)
+_TYPE_RE = re.compile(r"^([A-Za-z]+)(?:\(([a-z])(!?)\))?(\[(\d*)\])?(\?)?(?:\(([a-z])(!?)\))?$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -179,8 +180,11 @@ def _parse_type(text: str, where: str) -> tuple[ArgType, Alias | None]:
         known = ", ".join(sorted(BASE_TYPES))
         raise SchemaError(f"{where}: unknown type {text!r}; expected one of {known}, "
                           f"optionally with [N], ? and an alias like (a!)")
-    base, is_list, size, opt = m.group(1), m.group(2) is not None, m.group(3), m.group(4)
-    alias = Alias(m.group(6), bool(m.group(7))) if m.group(5) else None
+    base, is_list, size, opt = m.group(1), m.group(4) is not None, m.group(5), m.group(6)
+    if m.group(2) and m.group(7):
+        raise SchemaError(f"{where}: type {text!r} has two alias annotations")
+    alias_set, write = (m.group(2), m.group(3)) if m.group(2) else (m.group(7), m.group(8))
+    alias = Alias(alias_set, bool(write)) if alias_set else None
     return ArgType(base, is_list, int(size) if size else None, bool(opt)), alias
 
 
