@@ -103,8 +103,11 @@ def to_scalar_type(dtype: Any, what: str = "dtype") -> ScalarType:
         return int64
     if dtype is bool:
         return bool_
-    if isinstance(dtype, str) and dtype in _BY_NAME:
-        return _BY_NAME[dtype]
+    if isinstance(dtype, str):  # only ember's own names: "float" would mean float64 to numpy
+        if dtype in _BY_NAME:
+            return _BY_NAME[dtype]
+        raise TypeError(f"expected an ember dtype for {what} (e.g. ember.float32), got the "
+                        f"string {dtype!r}; known names: {', '.join(_BY_NAME)}")
     try:
         return from_numpy_dtype(dtype)
     except TypeError:
