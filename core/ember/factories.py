@@ -48,8 +48,12 @@ def _dtype(dtype, default=None) -> _t.ScalarType:
     return _t.to_scalar_type(dtype)
 
 
-def _infer_numpy(data):
-    """numpy array for nested Python data / arrays / tensors, with ember's dtype rules."""
+def _infer_numpy(data, dtype=None):
+    """numpy array for nested Python data / arrays / tensors, with ember's dtype rules.
+
+    With an explicit ``dtype`` Python floats are read at that precision directly (never
+    through the default dtype first).
+    """
     if isinstance(data, Tensor):
         return data.numpy(force=True)
     if isinstance(data, np.ndarray):
@@ -57,6 +61,8 @@ def _infer_numpy(data):
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [x.numpy(force=True) if isinstance(x, Tensor) else x for x in data]
     arr = np.asarray(data)
+    if dtype is not None and arr.dtype.kind in "biuf":
+        return arr
     if arr.dtype == np.float64:  # Python floats take the default dtype
         arr = arr.astype(_t.get_default_dtype().numpy)
     elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
@@ -79,7 +85,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     Raises TypeError for data without a numeric dtype, ValueError for ragged lists.
     """
     try:
-        arr = _infer_numpy(data)
+        arr = _infer_numpy(data, dtype)
     except ValueError as e:
         raise ValueError(f"tensor(): expected a rectangular nested sequence: {e}") from None
     st = _dtype(dtype, _t.from_numpy_dtype(arr.dtype))

@@ -36,6 +36,7 @@ def _namespace() -> dict:
         "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
         "_promote": _d.promote_operands, "_promote_list": _d.promote_list,
         "_write_out": _d.write_out, "_write_inplace": _d.write_inplace,
+        "_check_writable": _d.check_writable,
         "_check_tensor": _d.check_tensor, "_check_optional_tensor": _d.check_optional_tensor,
         "_check_tensor_list": _d.check_tensor_list, "_check_int": _d.check_int,
         "_check_int_list": _d.check_int_list, "_check_float": _d.check_float,
@@ -62,10 +63,16 @@ def _generator_arg(g, backend):
 
 
 def is_variadic(schema: FunctionSchema) -> bool:
-    """``view(Tensor self, int[] size)``: the int list may be passed as ``*size``."""
+    """Whether the trailing list argument may also be passed spread out: ``view(Tensor self,
+    int[] size)`` as ``x.view(2, 3)``, and a trailing ``Tensor[]`` after non-Tensor
+    arguments (``einsum(str equation, Tensor[] tensors)``) as ``einsum("ij,jk", a, b)``."""
     pos = [a for a in schema.arguments if not a.kwarg_only]
-    return (len(pos) == 2 and pos[0].name == "self" and pos[1].type.base in ("int", "SymInt")
-            and pos[1].type.is_list and not pos[1].type.optional and not pos[1].has_default)
+    if not pos or not pos[-1].type.is_list or pos[-1].type.optional or pos[-1].has_default:
+        return False
+    if pos[-1].type.base in ("int", "SymInt"):
+        return len(pos) == 2 and pos[0].name == "self"
+    return pos[-1].type.base == "Tensor" and not any(
+        a.type.is_list or a.type.base == "Tensor" for a in pos[:-1])
 
 
 def _params(schema: FunctionSchema, with_out: bool) -> str:
@@ -92,6 +99,7 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
     t, n = a.type, a.name
     args = f"{n}, {op!r}, {n!r}, {pos}"
     opt = f"if {n} is not None: " if t.optional else ""
+    guard = f"{n} is not None and " if t.optional else ""  # for lines that are an `if` already
     if t.base == "Tensor":
         if promoted:
             return []
@@ -102,11 +110,11 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
     if t.base in ("int", "SymInt"):
         if t.is_list:
             return [f"{opt}{n} = _check_int_list({args}, {t.size})"]
-        return [f"{opt}if {n}.__class__ is not _int: {n} = _check_int({args})"]
+        return [f"if {guard}{n}.__class__ is not _int: {n} = _check_int({args})"]
     simple = {"float": "_check_float", "bool": "_check_bool", "Scalar": "_check_scalar",
               "str": "_check_str"}
     if t.base == "Scalar":  # hot (alpha=1): skip the call for plain numbers
-        return [f"{opt}if {n}.__class__ is not _int and {n}.__class__ is not _float: "
+        return [f"if {guard}{n}.__class__ is not _int and {n}.__class__ is not _float: "
                 f"{n} = _check_scalar({args})"]
     if t.base in simple:
         fn = simple[t.base]
@@ -160,8 +168,9 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
     extra: dict = {}
     promoted = set(nf.promote_args)
     if is_variadic(schema):
-        v = [a for a in schema.arguments if a.type.is_list and not a.kwarg_only][0].name
-        body.append(f"if _len({v}) == 1 and not _isinstance({v}[0], _int): {v} = {v}[0]")
+        last = [a for a in schema.arguments if a.type.is_list and not a.kwarg_only][0]
+        v, item = last.name, "_Tensor" if last.type.base == "Tensor" else "_int"
+        body.append(f"if _len({v}) == 1 and not _isinstance({v}[0], {item}): {v} = {v}[0]")
     for pos, a in enumerate(schema.arguments, 1):
         body += _check(a, pos, op, a.name in promoted)
 
@@ -173,7 +182,8 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
         pass  # the ops inside the composite promote; its promote_args may be numbers
     elif nf.promote:
         names = list(nf.promote_args)
-        if len(names) == 1 and schema.arguments[0].type.is_tensor_list:
+        if len(names) == 1 and next(a for a in schema.arguments
+                                    if a.name == names[0]).type.is_tensor_list:
             n = names[0]
             body.append(f"_T, _a_{n} = _promote_list({op!r}, {n}, {n!r})")
         elif len(names) == 2 and nf.promote == "common":
@@ -240,6 +250,8 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
             body.append("return _res")
     else:
         call = f"_r = _T.kernels[{nf.kernel_name!r}]({kargs})"
+        if schema.is_inplace:  # declared in place (fill_, copy_): its kernel writes self
+            body.append(f"_check_writable({op!r}, self)")
         if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
             # NOTE: try costs nothing in CPython 3.11+ until it raises.
             ops_ = ", ".join(a.name for a in tensors)
@@ -250,6 +262,9 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
             body.append(call)
         if inplace:
             body.append(f"return _write_inplace({op!r}, self, _r)")
+        elif schema.is_inplace:
+            # NOTE: the kernel validated everything before writing self's array in place
+            body += ["self._bump_version()", "return self"]
         else:
             if with_out:
                 body.append(f"if out is not None: return _write_out({op!r}, out, _r)")
@@ -288,37 +303,89 @@ def _docstring(nf: NativeFunction, inplace: bool) -> str:
     return f"{s}\n\n{base}\n\nDeclared at {nf.location}."
 
 
+def _kind_ok(kind, value) -> bool:
+    """Whether ``value`` may fill a parameter of dispatch kind ``kind`` (see record_overload)."""
+    if kind is None:
+        return True
+    is_tensor = isinstance(value, _d._Tensor)
+    if kind == "tensor":
+        return is_tensor
+    if kind == "nontensor":
+        return not is_tensor
+    if kind == "number":
+        return not (is_tensor or isinstance(value, (list, tuple, str)))
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "tensor_or_number":
+        return not isinstance(value, (str, list, tuple))
+    return True
+
+
+def _matcher(fn):
+    """A fast ``(args, kwargs) -> bool``: do they bind to ``fn`` with the right kinds?
+
+    Equivalent to ``inspect.Signature.bind`` plus the kind checks, without building a
+    BoundArguments (that costs microseconds on every call of ``x.max()``).
+    """
+    sig = inspect.signature(fn)
+    name = fn.__qualname__
+    positional, kwonly, required = [], {}, set()
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:  # variadic overloads are rare: bind them fully
+            def slow(args, kwargs, sig=sig):
+                try:
+                    bound = sig.bind(*args, **kwargs)
+                except TypeError:
+                    return False
+                return all(_kind_ok(_ARG_KIND.get((name, k)), v)
+                           for k, v in bound.arguments.items() if k != p.name)
+            return slow
+        kind = _ARG_KIND.get((name, p.name))
+        if p.default is p.empty:
+            required.add(p.name)
+        if p.kind is p.KEYWORD_ONLY:
+            kwonly[p.name] = kind
+        else:
+            positional.append((p.name, kind))
+    by_name = dict(positional, **kwonly)
+    n_pos = len(positional)
+
+    def match(args, kwargs) -> bool:
+        if len(args) > n_pos:
+            return False
+        for (pname, kind), v in zip(positional, args):
+            if not _kind_ok(kind, v):
+                return False
+        filled = len(args)
+        for k, v in kwargs.items():
+            if k not in by_name or any(k == positional[i][0] for i in range(filled)):
+                return False
+            if not _kind_ok(by_name[k], v):
+                return False
+        for i in range(filled, n_pos):
+            pname = positional[i][0]
+            if pname in required and pname not in kwargs:
+                return False
+        return all(k in kwargs for k in kwonly if k in required)
+    return match
+
+
 def make_overload_dispatcher(name: str, fns: list) -> object:
     """One Python callable for several overloads (``max``, ``max.dim``, ``max.other``).
 
-    Tries each overload's signature in declaration order: the first whose arguments bind and
-    whose Tensor / non-Tensor positions match is called. Otherwise raises a TypeError that
-    lists what was given and every accepted signature, like PyTorch's argument parser.
+    Tries each overload in declaration order: the first whose arguments bind and whose
+    Tensor / number / str positions match is called. Otherwise raises a TypeError that lists
+    what was given and every accepted signature, like PyTorch's argument parser.
     """
-    sigs = [(fn, inspect.signature(fn)) for fn in fns]
-
-    def matches(sig, args, kwargs) -> bool:
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError:
-            return False
-        for pname, value in bound.arguments.items():
-            ann = _ARG_KIND.get((fn_by_sig[sig], pname))
-            if ann == "tensor" and not isinstance(value, _d._Tensor):
-                return False
-            if ann == "nontensor" and isinstance(value, _d._Tensor):
-                return False
-        return True
-
-    fn_by_sig = {sig: fn.__qualname__ for fn, sig in sigs}
+    candidates = [(_matcher(fn), fn) for fn in fns]
 
     def dispatcher(*args, **kwargs):
-        for fn, sig in sigs:
-            if matches(sig, args, kwargs):
+        for match, fn in candidates:
+            if match(args, kwargs):
                 return fn(*args, **kwargs)
         got = ", ".join([_d.type_name(a) for a in args] +
                         [f"{k}={_d.type_name(v)}" for k, v in kwargs.items()])
-        options = "\n".join(f" * {_OVERLOAD_SCHEMA[fn.__qualname__]}" for fn, _ in sigs)
+        options = "\n".join(f" * {_OVERLOAD_SCHEMA[fn.__qualname__]}" for fn in fns)
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({got}), but expected one of:\n{options}")
 
@@ -328,17 +395,29 @@ def make_overload_dispatcher(name: str, fns: list) -> object:
     return dispatcher
 
 
-# (generated function name, parameter) -> "tensor" | "nontensor"; filled by record_overloads.
+# (generated function name, parameter) -> "tensor" | "number" | "str" | "nontensor" |
+# "tensor_or_number"; filled by record_overload.
 _ARG_KIND: dict = {}
 _OVERLOAD_SCHEMA: dict = {}
 
 
-def record_overload(fn_name: str, schema: FunctionSchema) -> None:
-    """Remember which parameters of an overload must (not) be Tensors, for dispatching."""
+def record_overload(fn_name: str, schema: FunctionSchema, promote_args=None) -> None:
+    """Remember which parameters of an overload must (not) be Tensors, for dispatching.
+
+    ``promote_args`` (the op's promoted Tensor arguments, if known) tells which Tensor
+    parameters may also take numbers: the others must be Tensors (``scatter(..., src)``
+    versus ``scatter.value(..., value)``).
+    """
     _OVERLOAD_SCHEMA[fn_name] = str(schema)
     for a in schema.arguments:
-        if a.type.is_tensor and not a.type.optional and a.name == "self":
+        if a.type.is_tensor and not a.type.optional and (
+                a.name == "self" or (promote_args is not None and a.name not in promote_args)):
             _ARG_KIND[fn_name, a.name] = "tensor"
+        elif a.type.base == "str" and not a.type.is_list:
+            _ARG_KIND[fn_name, a.name] = "str"  # norm(x, 'fro') versus norm(x, 2)
+        elif a.type.base in ("int", "float", "bool", "str") and not a.type.is_list:
+            # a plain number: neither a Tensor nor a list (``split`` vs ``split.sizes``)
+            _ARG_KIND[fn_name, a.name] = "number"
         elif a.type.base in ("int", "float", "bool", "str") or a.type.is_tensor_list:
             _ARG_KIND[fn_name, a.name] = "nontensor"
         elif a.type.is_tensor and not a.type.optional:
