@@ -55,8 +55,15 @@ def wrap(arr, backend):
 
 
 def wrap_view(arr, backend, base):
-    """Like ``wrap`` but marks the result as a view of ``base`` (shares its version counter)."""
+    """Like ``wrap`` but marks the result as a view of ``base`` (shares its version counter).
+
+    A view-or-copy kernel (``reshape``, ``contiguous``) that had to copy returns a fresh
+    array (``arr.base is None``, and not ``base``'s own array): that result is a plain
+    tensor, as in PyTorch.
+    """
     t = wrap(arr, backend)
+    if t._data.base is None and t._data is not base._data:
+        return t
     root = base._base if base._base is not None else base
     t._base = root
     vc = root._vc
@@ -223,9 +230,10 @@ def promote_operands(op: str, rule: str, operands: Sequence, names: Sequence[str
         rule: ``"common"`` (the result type), ``"float"`` (the result type, but integral or
             bool results become the default float dtype, as ``exp`` or true division do).
         operands: Tensors and Python scalars (wrapped numbers), or None for absent
-            optional tensors; at least one must be a Tensor.
+            optional tensors.
     Returns ``(Type, arrays)``: scalars stay Python numbers (numpy treats them as weak),
-    None stays None. Raises TypeError for an operand that is neither, DeviceMismatchError
+    unless no operand is a Tensor (then they become 0-d arrays of the result dtype); None
+    stays None. Raises TypeError for an operand that is neither, DeviceMismatchError
     for tensors on different devices.
     """
     dim_types, zero_types, scalars = [], [], []
@@ -237,11 +245,16 @@ def promote_operands(op: str, rule: str, operands: Sequence, names: Sequence[str
                 raise arg_error(op, n, pos, "Tensor or Number", v)
             scalars.append(v)
     backend = _backend_of(op, operands, names)
-    if backend is None:
-        backend = _registry.default_backend()
     st = _t.result_type(dim_types, zero_types, scalars)
     if rule == "float" and not st.is_floating_point:
         st = _t.get_default_dtype()
+    if backend is None:
+        # NOTE: no Tensor among the operands (``where(cond, 1, 2.5)``): numbers alone cannot
+        # tell the kernel the result dtype, so they reach it as 0-d arrays of that dtype.
+        backend = _registry.default_backend()
+        typ = backend.type(st)
+        return typ, [None if v is None else backend.xp.asarray(v, dtype=typ.np_dtype)
+                     for v in operands]
     typ = backend.type(st)
     arrays = []
     for v in operands:
@@ -257,6 +270,7 @@ def promote_operands(op: str, rule: str, operands: Sequence, names: Sequence[str
 
 def promote_list(op: str, tensors: Sequence, name: str):
     """Promote a ``Tensor[]`` operand (``cat``, ``stack``) to one Type; arrays in order."""
+    tensors = check_tensor_list(tensors, op, name, 1)
     if not tensors:
         raise ValueError(f"{op}(): expected a non-empty list of Tensors for '{name}'")
     typ, arrays = promote_operands(op, "common", tensors,
@@ -266,8 +280,9 @@ def promote_list(op: str, tensors: Sequence, name: str):
 
 def kernel_value_error(op: str, err: ValueError, operands: Sequence, names: Sequence[str]):
     """Turn an array library's broadcasting ValueError into a ShapeError that names the
-    operands and their shapes; other ValueErrors pass through unchanged."""
-    if "broadcast" not in str(err):
+    operands and their shapes; other ValueErrors, and ShapeErrors a kernel raised itself,
+    pass through unchanged."""
+    if "broadcast" not in str(err) or isinstance(err, ShapeError):
         return err
     shapes = ", ".join(f"'{n}' {list(v.shape)}" for v, n in zip(operands, names)
                        if isinstance(v, _Tensor))
@@ -304,6 +319,22 @@ def write_out(op: str, out, result):
     return out
 
 
+def check_writable(op: str, t) -> None:
+    """Raise RuntimeError if an in-place write to ``t`` would hit one memory location through
+    several elements (an ``expand``-ed tensor), like PyTorch; ``t`` is left unchanged."""
+    a = t._data
+    if 0 in a.strides and a.size > 1 and \
+            any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        raise RuntimeError(
+            f"{op}(): unsupported operation: more than one element of the written-to tensor "
+            f"refers to a single memory location (an expand()-ed tensor of shape "
+            f"{list(a.shape)}, strides {list(t.stride())}). Please clone() the tensor before "
+            f"performing the operation.")
+    if not getattr(a.flags, "writeable", True):  # numpy only: CuPy arrays are always writable
+        raise RuntimeError(f"{op}(): the tensor is read-only (a view of an expand()-ed tensor, "
+                           f"or a read-only numpy array); clone() it before writing")
+
+
 def write_inplace(op: str, self, result):
     """Store ``result`` in ``self`` for an in-place op (``add_``) and return ``self``.
 
@@ -311,6 +342,8 @@ def write_inplace(op: str, self, result):
     ``self``'s shape (no broadcasting of ``self``) and a dtype castable to ``self.dtype``.
     """
     data = self._data
+    if 0 in data.strides:  # only expanded tensors (and size-0/1 dims) have zero strides
+        check_writable(op, self)
     if result.__class__ is data.__class__ and result.dtype == data.dtype and \
             result.shape == data.shape:  # the common case, checked cheaply
         data[...] = result

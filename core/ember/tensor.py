@@ -9,6 +9,7 @@ what is not an op: properties, conversions, Python protocols and the repr.
 """
 from __future__ import annotations
 
+from . import _indexing
 from . import dispatch as _d
 from . import types as _t
 from .backends import registry as _registry
@@ -285,12 +286,10 @@ class Tensor:
         return id(self)
 
     def __getitem__(self, index):
-        from ._indexing import getitem
-        return getitem(self, index)
+        return _indexing.getitem(self, index)
 
     def __setitem__(self, index, value) -> None:
-        from ._indexing import setitem
-        setitem(self, index, value)
+        _indexing.setitem(self, index, value)
 
     def __repr__(self) -> str:
         from ._format import tensor_repr
@@ -326,6 +325,8 @@ OPERATORS = {
     "__or__": "bitwise_or", "__ror__": "bitwise_or", "__ior__": "bitwise_or_",
     "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__ixor__": "bitwise_xor_",
     "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+    "__rlshift__": "r:bitwise_left_shift", "__rrshift__": "r:bitwise_right_shift",
+    "__ilshift__": "bitwise_left_shift_", "__irshift__": "bitwise_right_shift_",
     "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
     "__ge__": "ge",
     "__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not",
@@ -345,6 +346,15 @@ def install_operators(namespace: dict) -> None:
                 return _fn(other, self)
             rop.__name__ = dunder
             setattr(Tensor, dunder, rop)
+        elif dunder in ("__eq__", "__ne__"):
+            # NOTE: as in PyTorch, a Tensor compared with a non-number (None, a str) is not
+            # an elementwise op: Python falls back to identity, so ``t == None`` is False.
+            def cmp(self, other, _fn=fn):
+                if other.__class__ is not Tensor and _t.scalar_kind(other) is None:
+                    return NotImplemented
+                return _fn(self, other)
+            cmp.__name__ = dunder
+            setattr(Tensor, dunder, cmp)
         else:
             setattr(Tensor, dunder, fn)
     Tensor.__hash__ = lambda self: id(self)

@@ -15,9 +15,11 @@ already wrapped to non-negative values.
 """
 from __future__ import annotations
 
-from .kernels import factory, indexing, linalg, pointwise, reduction, shape
+from .kernels import (copying, factory, indexing, linalg, pointwise, pointwise_binary,
+                      reduction, shape, softmax, sorting)
 
-MODULES = (factory, pointwise, reduction, shape, indexing, linalg)
+MODULES = (factory, pointwise, pointwise_binary, reduction, softmax, sorting, shape, copying,
+           indexing, linalg)
 
 
 def make_kernels(xp) -> dict:

@@ -27,6 +27,26 @@ def rsub(self, other, alpha=1):
     return E.sub(other, self, alpha=alpha)
 
 
+@composite("sub")
+def sub(self, other, alpha=1):
+    # PyTorch refuses bool operands, which promotion (bool - 1 -> int64) would hide from a
+    # kernel, so sub checks here and then adds: self + (-alpha) * other is exact in every
+    # dtype (two's complement for integers).
+    bools = [v for v in (self, other)
+             if v.__class__ is bool or (isinstance(v, E.Tensor) and v.dtype is E.bool)]
+    if len(bools) == 2:
+        raise RuntimeError("sub(): subtraction, the `-` operator, with two bool tensors is not "
+                           "supported; use the `^` or logical_xor() operator instead")
+    if bools:
+        raise RuntimeError("sub(): subtraction, the `-` operator, with a bool tensor is not "
+                           "supported; if you are trying to invert a mask, use the `~` or "
+                           "logical_not() operator instead")
+    try:
+        return E.add(self, other, alpha=-alpha)
+    except (E.ShapeError, E.DtypeError) as e:  # name the op the user called
+        raise type(e)(str(e).replace("add()", "sub()", 1)) from None
+
+
 @composite("expand_as")
 def expand_as(self, other):
     return self.expand(other.shape)
@@ -35,3 +55,52 @@ def expand_as(self, other):
 @composite("type_as")
 def type_as(self, other):
     return self.to(other.dtype)
+
+
+@composite("view_as")
+def view_as(self, other):
+    return self.view(other.shape)
+
+
+@composite("reshape_as")
+def reshape_as(self, other):
+    return self.reshape(other.shape)
+
+
+@composite("swapaxes")
+def swapaxes(self, axis0, axis1):
+    return E.transpose(self, axis0, axis1)
+
+
+@composite("swapdims")
+def swapdims(self, dim0, dim1):
+    return E.transpose(self, dim0, dim1)
+
+
+@composite("movedim")
+def movedim(self, source, destination):
+    # a permutation: the moved dims go to their destinations, the others keep their order
+    from ember.dispatch import wrap_dim
+    n = self.ndim
+    src = [wrap_dim(d, n, "movedim") for d in source]
+    dst = [wrap_dim(d, n, "movedim") for d in destination]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim(): invalid source or destination dims: source "
+                           f"({list(source)}) should contain the same number of dims as "
+                           f"destination ({list(destination)})")
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim(): repeated dim in `{name}` ({list(given)})")
+    rest = iter(d for d in range(n) if d not in src)
+    moved = dict(zip(dst, src))
+    return self.permute([moved[i] if i in moved else next(rest) for i in range(n)])
+
+
+@composite("moveaxis")
+def moveaxis(self, source, destination):
+    return movedim(self, source, destination)
+
+
+@composite("zero_")
+def zero_(self):
+    return self.fill_(0)

@@ -1,6 +1,230 @@
-"""Indexing kernels (see ember.backends.array_api for the kernel contract)."""
+"""Indexing kernels: ``t[...]`` (``index``, ``index_put_``), index_select, gather,
+scatter, scatter_add, take_along_dim.
+
+``index`` and ``index_put_`` are not declared ops: ``ember._indexing`` calls them with a
+tuple that it already normalized: Python ints (in range), slices (step > 0), None, Python
+bools, and backend arrays (integer, or bool masks whose shape it checked). PyTorch applies
+ints and slices first (basic indexing, a view) and the arrays after, so ``x[0, :, [0, 1]]``
+has shape (3, 2) for x of shape (2, 3, 4), where numpy would give (2, 3); ``split_index``
+does the same two steps. Integer arrays are bounds-checked here because CuPy wraps
+out-of-range indices silently.
+
+Index tensors of gather/scatter/index_select/take_along_dim may be int32 or int64.
+"""
 from __future__ import annotations
+
+from ...errors import DtypeError, ShapeError
+from .copying import cast_scalar
+from .shape import check_broadcast_to
+
+
+def _is_array(it) -> bool:
+    return hasattr(it, "dtype")
+
+
+def split_index(xp, idx):
+    """(basic, advanced or None): ``a[basic]`` is a view, then ``view[advanced]`` applies
+    the array indices to what is left (each ``...`` keeps results arrays, not scalars)."""
+    basic, adv, has_adv = [], [], False
+    for it in idx:
+        if it is None or it is True or it is False:
+            basic.append(None)  # a new dim of size 1; a bool then keeps it or empties it
+            adv.append(slice(None) if it is None else xp.asarray([it]))
+            has_adv = has_adv or it is not None
+        elif it.__class__ is int:
+            basic.append(it)
+        elif it.__class__ is slice:
+            basic.append(it)
+            adv.append(slice(None))
+        else:  # an array covers one dim, a bool mask covers mask.ndim dims
+            basic += [slice(None)] * (it.ndim if it.dtype == bool else 1)
+            adv.append(it)
+            has_adv = True
+    return tuple(basic) + (Ellipsis,), (tuple(adv) + (Ellipsis,) if has_adv else None)
+
+
+def check_index_arrays(op: str, shape, adv) -> None:
+    """IndexError for an integer array entry outside [-size, size) of the dim it indexes."""
+    d = 0
+    for it in adv:
+        if it is Ellipsis:
+            break
+        if _is_array(it) and it.dtype != bool:
+            check_bounds(op, it, d, shape[d], allow_negative=True)
+        d += it.ndim if _is_array(it) and it.dtype == bool else 1
+
+
+def check_bounds(op: str, idx, dim: int, size: int, allow_negative: bool) -> None:
+    """Raise IndexError naming the first-found index outside the valid range of ``dim``."""
+    if idx.size == 0:
+        return
+    lo, hi = int(idx.min()), int(idx.max())
+    if lo < (-size if allow_negative else 0) or hi >= size:
+        bad = lo if lo < (-size if allow_negative else 0) else hi
+        raise IndexError(f"{op}(): index {bad} is out of bounds for dimension {dim} with "
+                         f"size {size}")
+
+
+def check_index_dtype(op: str, index) -> None:
+    if index.dtype.name not in ("int64", "int32"):
+        raise DtypeError(f"{op}(): expected dtype int64 or int32 for index, but got "
+                         f"{index.dtype}; convert it with .long()")
 
 
 def kernels(xp) -> dict:
-    return {}
+    def index(a, idx):
+        for it in idx:
+            if it.__class__ is not int and it.__class__ is not slice and it is not None:
+                break
+        else:  # basic indexing only: a view
+            return a[idx + (Ellipsis,)]
+        basic, adv = split_index(xp, idx)
+        v = a[basic]
+        if adv is None:
+            return v
+        check_index_arrays("index", v.shape, adv)
+        r = v[adv]
+        # numpy treats a 0-d integer array like an int (a view); tensor indices copy
+        return r.copy() if xp.may_share_memory(r, a) else r
+
+    def index_put_(a, idx, value):
+        basic, adv = split_index(xp, idx)
+        v = a[basic]  # a view: writing it writes a
+        if adv is not None:
+            check_index_arrays("index_put_", v.shape, adv)
+        if not _is_array(value):
+            value = cast_scalar(value, a.dtype, "index_put_")
+        if adv is None:
+            if _is_array(value):
+                check_broadcast_to("index_put_", value.shape, v.shape, "value")
+            v[...] = value
+            return a
+        try:
+            v[adv] = value  # numpy/CuPy check the shapes before writing anything
+        except ValueError as e:
+            raise ShapeError(f"index_put_(): shape mismatch: value tensor of shape "
+                             f"{list(value.shape)} cannot be expanded to the indexing result "
+                             f"({e})") from None
+        return a
+
+    def index_select(a, dim, index):
+        check_index_dtype("index_select", index)
+        if index.ndim > 1:
+            raise IndexError(f"index_select(): index is supposed to be a vector, got shape "
+                             f"{list(index.shape)}")
+        idx = index.reshape(-1)
+        if a.ndim == 0:
+            if idx.size != 1:
+                raise IndexError(f"index_select(): index to a 0-dim tensor can have only 1 "
+                                 f"value, got {idx.size}")
+            check_bounds("index_select", idx, 0, 1, allow_negative=False)
+            return a.copy()
+        check_bounds("index_select", idx, dim, a.shape[dim], allow_negative=False)
+        return xp.take(a, idx, axis=dim)
+
+    def gather(a, dim, index, sparse_grad):
+        check_index_dtype("gather", index)
+        a1, i1 = a.reshape(a.shape or (1,)), index.reshape(index.shape or (1,))
+        check_scatter_shapes("gather", a1, dim, i1, None)
+        r = xp.take_along_axis(a1[fit(a1, dim, i1)], i1, axis=dim)
+        return r.reshape(index.shape)
+
+    def scatter_into(op, a, dim, index, src, write):
+        check_index_dtype(op, index)
+        if src is not None and src.dtype != a.dtype:
+            raise DtypeError(f"{op}(): expected self.dtype to be equal to src.dtype, got "
+                             f"{a.dtype} and {src.dtype}; convert src with .to(self.dtype)")
+        a1, i1 = a.reshape(a.shape or (1,)), index.reshape(index.shape or (1,))
+        s1 = None if src is None else src.reshape(src.shape or (1,))
+        check_scatter_shapes(op, a1, dim, i1, s1)
+        out = a1.copy()
+        values = s1[tuple(slice(0, n) for n in i1.shape)] if s1 is not None else None
+        write(out, coords(i1, dim), values)
+        return out.reshape(a.shape)
+
+    def put(out, where, values):
+        out[where] = values
+
+    def scatter(a, dim, index, src):
+        return scatter_into("scatter", a, dim, index, src, put)
+
+    def scatter_value(a, dim, index, value):
+        v = cast_scalar(value, a.dtype, "scatter")
+        return scatter_into("scatter", a, dim, index, None,
+                            lambda out, where, _: put(out, where, v))
+
+    def scatter_add(a, dim, index, src):
+        # NOTE: ufunc.at accumulates repeated indices (CuPy >= 13 has it too)
+        return scatter_into("scatter_add", a, dim, index, src, xp.add.at)
+
+    def coords(index, dim):
+        """Advanced-index tuple that sends index[i0..in] to position i_dim = index[...]."""
+        out = []
+        for d, n in enumerate(index.shape):
+            shape = [1] * index.ndim
+            shape[d] = n
+            out.append(index if d == dim else xp.arange(n).reshape(shape))
+        return tuple(out)
+
+    def take_along_dim(a, indices, dim):
+        check_index_dtype("take_along_dim", indices)
+        if dim is None:
+            flat = a.reshape(-1)
+            check_bounds("take_along_dim", indices, 0, flat.size, allow_negative=True)
+            return xp.take(flat, indices.reshape(-1) % max(flat.size, 1))
+        if a.ndim != indices.ndim:
+            raise ShapeError(f"take_along_dim(): input and indices should have the same "
+                             f"number of dimensions, but got {a.ndim} dimensions for input, "
+                             f"and {indices.ndim} dimensions for indices")
+        a1, i1 = a.reshape(a.shape or (1,)), indices.reshape(indices.shape or (1,))
+        common = broadcast_except(a1.shape, i1.shape, dim)
+        n = a1.shape[dim]
+        check_bounds("take_along_dim", i1, dim, n, allow_negative=True)
+        a_b = xp.broadcast_to(a1, common[:dim] + (n,) + common[dim + 1:])
+        i_b = xp.broadcast_to(i1, common[:dim] + (i1.shape[dim],) + common[dim + 1:])
+        r = xp.take_along_axis(a_b, i_b % max(n, 1), axis=dim)
+        return r.reshape(()) if a.ndim == 0 else r
+
+    return {"index": index, "index_put_": index_put_, "index_select": index_select,
+            "gather": gather, "scatter": scatter, "scatter.value": scatter_value,
+            "scatter_add": scatter_add, "take_along_dim": take_along_dim}
+
+
+def fit(a, dim, index) -> tuple:
+    """Slices of ``a`` down to ``index``'s sizes in every dim but ``dim`` (PyTorch's gather
+    allows a smaller index there)."""
+    return tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+
+
+def check_scatter_shapes(op: str, a, dim: int, index, src) -> None:
+    """PyTorch's gather/scatter shape rules: same ndim; index no larger than self apart
+    from ``dim`` and no larger than src anywhere; entries within [0, self.size(dim))."""
+    if index.ndim != a.ndim or (src is not None and src.ndim != a.ndim):
+        got = f"{index.ndim}" + ("" if src is None else f" and src has {src.ndim}")
+        raise ShapeError(f"{op}(): index tensor must have the same number of dimensions as "
+                         f"self ({a.ndim}), but index has {got}")
+    for d in range(a.ndim):
+        if (d != dim and index.shape[d] > a.shape[d]) or \
+                (src is not None and index.shape[d] > src.shape[d]):
+            vs_src = "" if src is None else f" and to be no larger than src {list(src.shape)}"
+            raise ShapeError(f"{op}(): size does not match at dimension {d}: expected index "
+                             f"{list(index.shape)} to be no larger than self "
+                             f"{list(a.shape)} apart from dimension {dim}{vs_src}")
+    check_bounds(op, index, dim, a.shape[dim], allow_negative=False)
+
+
+def broadcast_except(a, b, dim: int) -> tuple:
+    """The broadcast of shapes ``a`` and ``b`` (same length) ignoring ``dim`` (set to 1)."""
+    out = []
+    for d, (x, y) in enumerate(zip(a, b)):
+        if d == dim:
+            out.append(1)
+        elif x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ShapeError(f"take_along_dim(): shapes of input {list(a)} and indices "
+                             f"{list(b)} do not match at dimension {d} (they must be equal or "
+                             f"1 apart from dim {dim})")
+    return tuple(out)

@@ -1,22 +1,284 @@
-"""Pointwise kernels: unary math, binary arithmetic, comparisons, logical and bitwise ops.
+"""Pointwise unary kernels: exp/log/trig families, activations, rounding, clamp, nan_to_num.
 
-Operands arrive already promoted to one dtype by the dispatcher (``promote: common`` or
-``float`` in native_functions.yaml); Python scalars arrive as weak Python numbers.
+Binary arithmetic, comparisons, logical and bitwise ops live in ``pointwise_binary``; the
+helpers here (``scalar_to``, ``quiet``, ``bf16_quiet``, ``opmath``) are shared with it.
+
+Operands arrive already promoted by the dispatcher (``promote: common`` or ``float`` in
+native_functions.yaml); Python numbers arrive as weak Python scalars and are converted
+with ``scalar_to`` before they meet an array.
 """
 from __future__ import annotations
 
+import math
+
+import ml_dtypes
+import numpy as np  # host-side scalar conversion and dtype facts only; arrays go through xp
+
+from ...types import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, \
+    uint8
+
+INTEGRAL = frozenset({bool_, uint8, int8, int16, int32, int64})
+FLOATING = frozenset({float16, bfloat16, float32, float64})
+
+# Kernels that must not serve some dtypes (PyTorch raises "not implemented for 'Bool'").
+UNSUPPORTED = {
+    "abs": frozenset({bool_}),
+    "floor": frozenset({bool_}), "ceil": frozenset({bool_}), "trunc": frozenset({bool_}),
+    "round": frozenset({bool_}),
+    "gelu": INTEGRAL, "silu": INTEGRAL,
+}
+
+PY_NUMBERS = (bool, int, float)
+_FLOAT_MAX = {np.dtype(d): float(ml_dtypes.finfo(d).max)
+              for d in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)}
+
+
+def scalar_to(v, dtype, check: str | None = None):
+    """A Python number ``v`` as a numpy scalar of ``dtype``; anything else passes through.
+
+    PyTorch casts a wrapped number to the op's dtype, so an out-of-range int wraps around
+    (``int8 tensor + 1000`` adds -24; ``uint8 tensor == -1`` compares with 255) and a too
+    large float becomes inf. Ops that PyTorch checks instead (``clamp``, ``where`` on ints)
+    pass their name as ``check`` and get a RuntimeError.
+
+    NOTE: numpy itself would raise OverflowError for ``int8 array + 1000`` (NEP 50) and
+    ml_dtypes promotes ``bfloat16 array + 2.5`` to float32, hence this conversion.
+    """
+    if v.__class__ not in PY_NUMBERS:
+        return v
+    fmax = _FLOAT_MAX.get(dtype)
+    if fmax is not None:
+        if v.__class__ is bool or not abs(v) > fmax:
+            return dtype.type(v)
+        if check is not None and math.isfinite(v):
+            raise _overflow(check, v, dtype)
+        with np.errstate(over="ignore"):  # PyTorch rounds it to inf without a warning
+            return dtype.type(v)
+    try:
+        return dtype.type(v)
+    except OverflowError:
+        # PyTorch's checked cast lets unsigned types take -max..-1 as well (two's complement)
+        ok = dtype.kind == "u" and 0 < -v <= np.iinfo(dtype).max
+        if (check is not None and not ok) or abs(v) >= 2 ** 64:
+            raise _overflow(check or "cast", v, dtype) from None
+        return np.array(v).astype(dtype)[()]  # two's-complement wrap, like a C cast
+
+
+def _overflow(op: str, v, dtype) -> RuntimeError:
+    return RuntimeError(f"{op}(): value {v!r} cannot be converted to type {dtype} without "
+                        f"overflow; pass a value inside the range of {dtype} or convert the "
+                        f"tensor to a wider dtype first")
+
+
+def quiet(xp):
+    """A decorator that silences floating-point warnings (log(0), 1/0, overflow): PyTorch
+    returns inf/nan silently. Identity for array libraries without ``errstate``."""
+    errstate = getattr(xp, "errstate", None)
+    if errstate is None:
+        return lambda fn: fn
+    return errstate(all="ignore")
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def bf16_quiet(xp, fn):
+    """Silence ml_dtypes' bfloat16 ordered comparisons (``<``, maximum), which warn "invalid
+    value" on NaN where numpy's own dtypes do not; only for bfloat16, as errstate costs ~1 us
+    a call. The first array operand (the first argument, or the second after a number)
+    decides."""
+    quiet_fn = quiet(xp)(fn)
+
+    def kernel(a, *args):
+        x = args[0] if a.__class__ in PY_NUMBERS else a
+        return quiet_fn(a, *args) if x.dtype == _BF16 else fn(a, *args)
+    return kernel
+
+
+def opmath(xp, fn):
+    """Run ``fn`` in float32 for float16/bfloat16 inputs and round once at the end, as
+    PyTorch's CPU kernels do (its "opmath" type); chained steps in half precision would
+    round at every step."""
+    def kernel(a, *args):
+        if a.dtype.itemsize == 2:  # only floating dtypes reach these kernels
+            return fn(a.astype(xp.float32), *args).astype(a.dtype)
+        return fn(a, *args)
+    return kernel
+
+
+def _in_float64(xp, fn):
+    """Compute ``fn`` in float64 and cast back (used where the algorithm is written for
+    double precision, like erf)."""
+    def kernel(a, *args):
+        if a.dtype == xp.float64:
+            return fn(a, *args)
+        return fn(a.astype(xp.float64), *args).astype(a.dtype)
+    return kernel
+
+
+# W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
+# (1969) 631-638; coefficients of Netlib SPECFUN's CALERF (https://www.netlib.org/specfun/erf).
+# Relative error below 1e-15 in float64 on all three intervals.
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+          3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERF_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_SQRPI = 5.6418958354775628695e-1  # 1 / sqrt(pi)
+
+
+def _ratio(num, den, last_num, last_den, z, n):
+    """Cody's Horner loop: (((num*z + n0)*z + n1)...+ last_num) / (... + last_den)."""
+    xnum, xden = num[-1] * z, z
+    for i in range(n):
+        xnum = (xnum + num[i]) * z
+        xden = (xden + den[i]) * z
+    return (xnum + last_num) / (xden + last_den)
+
+
+def erf64(xp, x):
+    """erf of a float64 array, branch-free over Cody's three intervals."""
+    y = xp.abs(x)
+    small = x * _ratio(_ERF_A, _ERF_B, _ERF_A[3], _ERF_B[3], y * y, 3)
+    # erfc(y) = exp(-y^2) * R(y); y^2 is split as ysq^2 + del so exp keeps full precision.
+    y_mid = xp.clip(y, 0.46875, 4.0)
+    r_mid = _ratio(_ERF_C, _ERF_D, _ERF_C[7], _ERF_D[7], y_mid, 7)
+    y_big = xp.clip(y, 4.0, 27.0)  # erfc underflows to 0 past ~26.5
+    z = 1.0 / (y_big * y_big)
+    r_big = (_SQRPI - z * _ratio(_ERF_P, _ERF_Q, _ERF_P[4], _ERF_Q[4], z, 4)) / y_big
+    yb = xp.where(y <= 4.0, y_mid, y_big)
+    ysq = xp.trunc(yb * 16.0) / 16.0
+    erfc = xp.exp(-ysq * ysq) * xp.exp(-(yb - ysq) * (yb + ysq)) * \
+        xp.where(y <= 4.0, r_mid, r_big)
+    large = xp.where(x < 0, -1.0, 1.0) * ((0.5 - erfc) + 0.5)
+    return xp.where(y <= 0.46875, small, xp.where(xp.isnan(x), x, large))
+
 
 def kernels(xp) -> dict:
-    def add(a, b, alpha):
-        return xp.add(a, b) if alpha == 1 else xp.add(a, xp.multiply(b, alpha))
+    q = quiet(xp)
 
-    def sub(a, b, alpha):
-        return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha))
+    def _zero(a):
+        return a.dtype.type(0)
 
-    return {
-        "add": add,
-        "sub": sub,
-        "mul": xp.multiply,
-        "neg": xp.negative,
-        "exp": xp.exp,
+    def neg(a):
+        if a.dtype == xp.bool_:
+            raise RuntimeError("neg(): negation, the `-` operator, on a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` "
+                               "or logical_not() operator instead")
+        return xp.negative(a)
+
+    def positive(a):
+        if a.dtype == xp.bool_:
+            raise RuntimeError("positive(): the `+` operator on a bool tensor is not "
+                               "supported; convert it first, e.g. x.int()")
+        return a.view()  # declared -> Tensor(a): PyTorch returns self
+
+    def sign(a):
+        if a.dtype == xp.bool_:
+            return a.copy()
+        # (a > 0) - (a < 0) gives 0 for NaN, as PyTorch does (numpy's sign gives NaN).
+        return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+
+    def _keep_ints(fn):
+        def kernel(a):  # floor/ceil/trunc of an integer is the integer itself (a copy)
+            return a.copy() if a.dtype.kind in "iu" else fn(a)
+        return kernel
+
+    def round_(a, decimals):
+        if a.dtype.kind in "iu":
+            if decimals != 0:
+                raise NotImplementedError(
+                    f"round(): decimals={decimals} is not supported for integer tensors "
+                    f"({a.dtype}); convert to a floating dtype first")
+            return a.copy()
+        if decimals == 0:
+            return xp.round(a)  # round half to even, like PyTorch's nearbyint
+        return opmath(xp, _round_decimals)(a, decimals)
+
+    def _round_decimals(a, decimals):
+        # PyTorch's formula: rint(x * 10^d) / 10^d, or rint(x / 10^-d) * 10^-d for d < 0.
+        p = a.dtype.type(10.0 ** abs(decimals))
+        return xp.round(a * p) / p if decimals > 0 else xp.round(a / p) * p
+
+    def relu(a):
+        if a.dtype == xp.bool_:
+            raise RuntimeError("relu(): boolean inputs are not supported; convert first, "
+                               "e.g. x.float()")
+        return xp.maximum(a, _zero(a))  # keeps NaN, like PyTorch
+
+    def sigmoid(a):
+        e = xp.exp(-xp.abs(a))  # never overflows; exact form for either sign
+        return xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
+
+    def silu(a):
+        return a * sigmoid(a)
+
+    def gelu(a, approximate):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got "
+                             f"{approximate!r}")
+        return _in_float64(xp, _gelu_tanh if approximate == "tanh" else _gelu_erf)(a)
+
+    def _gelu_erf(x):
+        return 0.5 * x * (1.0 + erf64(xp, x * 0.7071067811865476))  # 1/sqrt(2)
+
+    def _gelu_tanh(x):
+        inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)  # sqrt(2/pi)
+        return 0.5 * x * (1.0 + xp.tanh(inner))
+
+    def nan_to_num(a, nan, posinf, neginf):
+        fmax = _FLOAT_MAX.get(a.dtype)
+        if fmax is None:
+            return a.copy()  # integers hold no NaN or inf
+        hi = scalar_to(fmax if posinf is None else posinf, a.dtype)
+        lo = scalar_to(-fmax if neginf is None else neginf, a.dtype)
+        r = xp.where(xp.isnan(a), scalar_to(nan, a.dtype), a)
+        return xp.where(xp.isinf(a), xp.where(a > 0, hi, lo), r)
+
+    def clamp(a, lo, hi):
+        if lo is None and hi is None:
+            raise ValueError("clamp(): at least one of 'min' or 'max' must not be None")
+        r = a
+        if lo is not None:
+            r = xp.maximum(r, scalar_to(lo, a.dtype, "clamp"))
+        if hi is not None:  # applied last, so min > max gives max everywhere, as PyTorch
+            r = xp.minimum(r, scalar_to(hi, a.dtype, "clamp"))
+        return r
+
+    def clamp_min(a, lo):
+        return xp.maximum(a, scalar_to(lo, a.dtype, "clamp_min"))
+
+    def clamp_max(a, hi):
+        return xp.minimum(a, scalar_to(hi, a.dtype, "clamp_max"))
+
+    float_ufuncs = {
+        "exp": xp.exp, "exp2": xp.exp2, "log": xp.log, "log2": xp.log2, "log10": xp.log10,
+        "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt, "sin": xp.sin, "cos": xp.cos,
+        "tan": xp.tan, "asin": xp.arcsin, "acos": xp.arccos, "atan": xp.arctan,
+        "sinh": xp.sinh, "cosh": xp.cosh, "tanh": xp.tanh, "reciprocal": xp.reciprocal,
     }
+    table = {name: q(fn) for name, fn in float_ufuncs.items()}
+    table.update({
+        "rsqrt": q(opmath(xp, lambda a: 1.0 / xp.sqrt(a))),
+        "sigmoid": q(opmath(xp, sigmoid)),
+        "silu": q(opmath(xp, silu)),
+        "gelu": q(gelu),
+        "erf": q(_in_float64(xp, lambda a: erf64(xp, a))),
+        "abs": xp.abs, "neg": neg, "positive": positive,
+        "sign": bf16_quiet(xp, sign), "relu": bf16_quiet(xp, relu),
+        "floor": _keep_ints(xp.floor), "ceil": _keep_ints(xp.ceil),
+        "trunc": _keep_ints(xp.trunc), "round": q(round_),
+        "nan_to_num": bf16_quiet(xp, nan_to_num),
+        "clamp": bf16_quiet(xp, clamp), "clamp_min": bf16_quiet(xp, clamp_min),
+        "clamp_max": bf16_quiet(xp, clamp_max),
+    })
+    return table

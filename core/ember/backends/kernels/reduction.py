@@ -1,14 +1,271 @@
-"""Reduction kernels: sum, mean, prod, max/min, var/std, norm, logsumexp, cumsum, ...
+"""Reduction kernels: sum, mean, prod, any/all, max/min (and amax, argmax, ...), var/std,
+norm, cumsum/cumprod.
 
-``dim`` arrives wrapped (non-negative int or tuple, or None for all dims).
+``dim`` arrives wrapped (a non-negative int or tuple, or None for all dims). PyTorch's
+conventions that differ from numpy's live here: an empty dim list reduces every dim, a 0-d
+tensor reduces over its one (virtual) dim to itself, integral sums and products are int64,
+and float16/bfloat16 accumulate in float32 and round once at the end, like PyTorch's CPU
+kernels. Reductions use array methods (``a.sum(...)``): they skip ``np.sum``'s Python layer
+and CuPy arrays have the same methods.
 """
 from __future__ import annotations
 
+import contextlib
+import math
+
+from ...errors import DtypeError, ShapeError
+from ...types import bfloat16, bool_, float16, uint8
+
+# NOTE: numpy dtype objects (CuPy arrays carry them too); ``dtype.name`` costs ~1.5us a call.
+LOW_FLOATS = frozenset({float16.numpy, bfloat16.numpy})
+BFLOAT16, UINT8 = bfloat16.numpy, uint8.numpy
+
+
+def is_float(dt) -> bool:
+    """Floating dtypes, bfloat16 included (ml_dtypes gives it kind 'V')."""
+    return dt.kind == "f" or dt == BFLOAT16
+
+
+def axis_of(a, dim):
+    """The numpy ``axis`` for a wrapped torch ``dim``: None, an empty list and any dim of a
+    0-d tensor all mean 'reduce everything'."""
+    if dim is None or a.ndim == 0:
+        return None
+    if dim.__class__ is int:
+        return dim
+    return dim if dim else None
+
+
+def reduced_count(a, axis) -> int:
+    """How many elements each output element reduces over."""
+    if axis is None:
+        return a.size
+    if axis.__class__ is int:
+        return a.shape[axis]
+    return math.prod(a.shape[d] for d in axis)
+
+
+def quiet(xp):
+    """Silences numpy's divide/invalid warnings where inf and nan are the defined results
+    (CuPy never warns, and may lack ``errstate``)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
+
+
+def check_nonempty(op: str, a, axis) -> None:
+    """Max-like reductions have no identity: an empty reduced dim raises, as in PyTorch."""
+    if a.size:
+        return
+    if axis is None:
+        raise ShapeError(f"{op}(): Expected reduction dim to be specified for input.numel() == "
+                         f"0; the input of shape {list(a.shape)} is empty. Specify the "
+                         f"reduction dim with the 'dim' argument")
+    for d in (axis,) if axis.__class__ is int else axis:
+        if a.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size; the "
+                             f"input has shape {list(a.shape)}")
+
+
+def require_float(op: str, dt, what: str = "Input dtype") -> None:
+    if not is_float(dt):
+        raise DtypeError(f"{op}(): could not infer output dtype. {what} must be a floating "
+                         f"point dtype, got {dt.name}; convert with .float() or pass "
+                         f"dtype=ember.float32")
+
+
+def _sum_like(xp, method: str):
+    """sum and prod: integral and bool inputs give int64 unless ``dtype`` says otherwise."""
+    def kernel(a, dim, keepdim, dtype):
+        if dtype is not None and dtype != a.dtype:
+            a = a.astype(dtype)  # PyTorch casts the input first, then reduces
+        elif a.dtype.kind in "biu":
+            dtype = xp.int64
+        axis = axis_of(a, dim)
+        if a.dtype in LOW_FLOATS:
+            r = getattr(a, method)(axis=axis, dtype=xp.float32, keepdims=keepdim)
+            return r.astype(a.dtype)
+        return getattr(a, method)(axis=axis, dtype=dtype, keepdims=keepdim)
+    return kernel
+
+
+def _any_all(method: str):
+    def kernel(a, dim, keepdim):
+        if dim == ():  # PyTorch: an explicit empty dim list reduces nothing for any/all
+            r = a.astype(bool)
+        else:
+            r = getattr(a, method)(axis=axis_of(a, dim), keepdims=keepdim)
+        # NOTE: PyTorch keeps uint8 for uint8 inputs (a legacy of byte masks).
+        return r.astype(a.dtype) if a.dtype == UINT8 else r
+    return kernel
+
+
+def _extremum(xp, op: str, method: str, arg: str, elementwise):
+    """max/min in their three forms plus amax/amin and argmax/argmin."""
+    def full(a):
+        check_nonempty(op, a, None)
+        return getattr(a, method)()
+
+    def with_dim(a, dim, keepdim):
+        if a.ndim == 0:
+            return a.copy(), xp.zeros((), xp.int64)
+        check_nonempty(op, a, dim)
+        # NOTE: argmax picks the first of equal values and the first NaN, and max/min
+        # propagate NaN, so values[i] == a[indices[i]] holds for ties and NaN alike.
+        values = getattr(a, method)(axis=dim, keepdims=keepdim)
+        indices = getattr(a, arg)(axis=dim, keepdims=keepdim)
+        return values, indices.astype(xp.int64, copy=False)
+
+    def a_reduce(a, dim, keepdim):
+        axis = axis_of(a, dim)
+        check_nonempty("a" + op, a, axis)
+        return getattr(a, method)(axis=axis, keepdims=keepdim)
+
+    def arg_reduce(a, dim, keepdim):
+        if a.ndim == 0:
+            return xp.zeros((), xp.int64)
+        check_nonempty(arg, a, dim)
+        if dim is None:
+            r = getattr(a, arg)()
+            if keepdim:
+                r = xp.reshape(r, (1,) * a.ndim)
+        else:
+            r = getattr(a, arg)(axis=dim, keepdims=keepdim)
+        return r.astype(xp.int64, copy=False)
+
+    return {op: full, f"{op}.dim": with_dim, f"{op}.other": elementwise,
+            "a" + op: a_reduce, arg: arg_reduce}
+
+
+def _cumulative(xp, method: str):
+    def kernel(a, dim, dtype):
+        if dtype is not None and dtype != a.dtype:
+            a = a.astype(dtype)
+        elif a.dtype.kind in "biu":
+            a = a.astype(xp.int64)
+        if a.ndim == 0:
+            return a.copy()
+        if a.dtype in LOW_FLOATS:
+            return getattr(a, method)(axis=dim, dtype=xp.float32).astype(a.dtype)
+        return getattr(a, method)(axis=dim, dtype=a.dtype)  # numpy widens small ints
+    return kernel
+
+
+def _moments(xp):
+    def var(a, dim, unbiased, keepdim, correction):
+        if not is_float(a.dtype):
+            raise DtypeError(f"var()/std(): only floating point inputs are supported, got "
+                             f"{a.dtype.name}; convert with .float()")
+        if unbiased is not None and correction is not None:
+            raise TypeError("var()/std(): pass either 'unbiased' or 'correction', not both "
+                            "(unbiased=False is correction=0)")
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        axis = axis_of(a, dim)
+        x = a.astype(xp.float32) if a.dtype in LOW_FLOATS else a
+        n = reduced_count(a, axis)
+        with quiet(xp):
+            d = x - x.sum(axis=axis, keepdims=True) / n  # two passes: stable for big means
+            d *= d
+            r = d.sum(axis=axis, keepdims=keepdim) / max(n - correction, 0)
+        return r.astype(a.dtype, copy=False)
+
+    def std(a, dim, unbiased, keepdim, correction):
+        return xp.sqrt(var(a, dim, unbiased, keepdim, correction))
+
+    return {"var": var, "std": std}
+
+
+def _norm_dtype(a, dtype):
+    """The dtype norm returns: ``dtype`` if given, which may widen but not narrow the input."""
+    if not is_float(a.dtype):
+        raise DtypeError(f"norm(): expected a floating point input, got {a.dtype.name}; "
+                         f"convert with .float()")
+    if dtype is None or dtype == a.dtype:
+        return a.dtype
+    if not (dtype.kind == "f" and dtype.itemsize > a.dtype.itemsize and dtype.itemsize >= 4):
+        raise DtypeError(f"norm(): the input dtype {a.dtype.name} should be convertible "
+                         f"without narrowing to the specified dtype {dtype.name}; pass "
+                         f"dtype={a.dtype.name} or a wider float")
+    return dtype
+
+
+def _norm_kernels(xp):
+    def vector_norm(x, p, axis, keepdim):
+        """sum(|x|**p)**(1/p) over ``axis``, with p in {0, ±inf} meaning count/max/min."""
+        x = xp.abs(x)
+        if p == 2:
+            x *= x  # in place on abs's fresh result (rebinds a 0-d numpy scalar)
+            return xp.sqrt(x.sum(axis=axis, keepdims=keepdim))
+        if p == 1:
+            return x.sum(axis=axis, keepdims=keepdim)
+        if p == math.inf or p == -math.inf:
+            if x.size == 0 and (axis is None or reduced_count(x, axis) == 0):
+                raise ShapeError(f"norm(): cannot compute the {p} norm over an empty "
+                                 f"dimension (input shape {list(x.shape)}) because the "
+                                 f"operation has no identity")
+            return (x.max if p > 0 else x.min)(axis=axis, keepdims=keepdim)
+        if p == 0:
+            return (x != 0).sum(axis=axis, dtype=x.dtype, keepdims=keepdim)
+        with quiet(xp):  # 0 ** negative p is inf, and inf ** (1/p) is 0, as in PyTorch
+            return (x ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+
+    def nuclear(x, axis, keepdim):
+        """The sum of singular values of the matrices spanned by the two dims in ``axis``."""
+        axis = tuple(range(x.ndim)) if axis is None else axis
+        if len(axis) != 2 or x.ndim < 2:
+            raise ShapeError(f"norm(): the nuclear norm needs exactly 2 dims of a tensor "
+                             f"with at least 2 dims, got dim={axis} for shape "
+                             f"{list(x.shape)}; pass dim=(row_dim, col_dim)")
+        r = xp.linalg.svd(xp.moveaxis(x, axis, (-2, -1)), compute_uv=False).sum(axis=-1)
+        if keepdim:
+            r = r.reshape(tuple(1 if i in axis else n for i, n in enumerate(x.shape)))
+        return r
+
+    def norm(a, p, dim, keepdim, dtype):
+        out = _norm_dtype(a, dtype)
+        x = a.astype(xp.float32 if out in LOW_FLOATS else out, copy=False)
+        return vector_norm(x, 2 if p is None else p, axis_of(a, dim), keepdim).astype(out)
+
+    def norm_str(a, p, dim, keepdim, dtype):
+        if p not in ("fro", "nuc"):
+            raise ValueError(f"norm(): p={p!r} is not a known matrix norm; expected 'fro', "
+                             f"'nuc' or a number")
+        out = _norm_dtype(a, dtype)
+        x = a.astype(xp.float32 if out in LOW_FLOATS else out, copy=False)
+        axis = axis_of(a, dim)
+        if p == "fro":
+            return vector_norm(x, 2, axis, keepdim).astype(out)
+        if axis.__class__ is int:
+            axis = (axis,)
+        return nuclear(x, axis, keepdim).astype(out)
+
+    return {"norm": norm, "norm.str": norm_str}
+
 
 def kernels(xp) -> dict:
-    def sum_(a, dim, keepdim, dtype):
-        if dtype is None and a.dtype.kind in "biu":
-            dtype = xp.int64  # PyTorch sums integers (and bools) in int64
-        return xp.sum(a, axis=dim, keepdims=keepdim, dtype=dtype)
+    def mean(a, dim, keepdim, dtype):
+        if dtype is None:
+            require_float("mean", a.dtype)
+        else:
+            require_float("mean", dtype, "Optional dtype")
+            a = a.astype(dtype, copy=False)
+        axis = axis_of(a, dim)
+        acc = xp.float32 if a.dtype in LOW_FLOATS else None
+        s, n = a.sum(axis=axis, dtype=acc, keepdims=keepdim), reduced_count(a, axis)
+        if n == 0:
+            with quiet(xp):  # the mean of nothing is nan, as in PyTorch
+                return (s / n).astype(a.dtype, copy=False)
+        return (s / n).astype(a.dtype, copy=False)
 
-    return {"sum": sum_}
+    table = {"sum": _sum_like(xp, "sum"), "prod": _sum_like(xp, "prod"), "mean": mean,
+             "any": _any_all("any"), "all": _any_all("all"),
+             "cumsum": _cumulative(xp, "cumsum"), "cumprod": _cumulative(xp, "cumprod")}
+    table.update(_extremum(xp, "max", "max", "argmax", xp.maximum))
+    table.update(_extremum(xp, "min", "min", "argmin", xp.minimum))
+    table.update(_moments(xp))
+    table.update(_norm_kernels(xp))
+    return table
+
+
+# argmax of bools is refused by PyTorch ("does not support bool input").
+UNSUPPORTED = {"argmax": frozenset({bool_}), "argmin": frozenset({bool_})}

@@ -1,0 +1,189 @@
+"""``Tensor.__getitem__`` / ``__setitem__``: PyTorch's indexing on any backend.
+
+An index is an int, slice, None, ``...``, bool, a list / numpy array / Tensor of ints or
+bools, or a tuple of these. ``normalize`` checks it against the tensor (ints in range,
+slice steps > 0, one ``...``, mask shapes, index tensors' dtype and device) and turns it
+into a tuple the backend kernels ``index`` / ``index_put_`` take (see
+``backends/kernels/indexing.py``), so nothing here touches an array library.
+
+Basic indexing (ints, slices, None, ``...``) returns a view that shares memory and version
+counter with the tensor; any list, array, bool or Tensor in the index makes a copy, as in
+PyTorch. Example: for ``x`` of shape (2, 3, 4), ``x[0, :, [0, 1]]`` has shape (3, 2).
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+from . import dispatch as _d
+from . import types as _t
+from .errors import DeviceMismatchError
+
+_VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool "
+          "tensors (or lists of them) are valid indices")
+
+
+def getitem(t, index):
+    """``t[index]``: a view for basic indexing, a new tensor otherwise."""
+    idx, basic = normalize(t, index)
+    backend = t._type.backend
+    r = t._type.kernels["index"](t._data, idx)
+    return _d.wrap_view(r, backend, t) if basic else _d.wrap(r, backend)
+
+
+def setitem(t, index, value) -> None:
+    """``t[index] = value``: ``value`` is a number or a Tensor that broadcasts to ``t[index]``
+    and is cast to ``t.dtype``. On error ``t`` is left unchanged."""
+    idx, _ = normalize(t, index)
+    if isinstance(value, _d._Tensor):
+        if value.device != t.device:
+            raise DeviceMismatchError(f"index_put_(): value is on {value.device} but the "
+                                      f"tensor is on {t.device}; move it with "
+                                      f".to('{t.device}')")
+        value = value._data
+    elif _t.scalar_kind(value) is not None:
+        value = value.item() if hasattr(value, "item") else value
+    else:
+        raise TypeError(f"can't assign a {type(value).__name__} to a {t._type.name} tensor; "
+                        f"assign a number or a Tensor (wrap data with ember.tensor(...))")
+    _d.check_writable("index_put_", t)
+    t._type.kernels["index_put_"](t._data, idx, value)
+    t._bump_version()
+
+
+def normalize(t, index) -> tuple[tuple, bool]:
+    """(index tuple for the kernels, whether it is basic indexing, i.e. gives a view)."""
+    items = index if index.__class__ is tuple else (index,)
+    shape = t._data.shape
+    fast = _plain(items, shape)
+    if fast is not None:
+        return fast, True
+    items = [_convert(t, it) for it in items]
+    dims = [_dims_used(it) for it in items]
+    if sum(it is Ellipsis for it in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    ndim, used = len(shape), sum(dims)
+    if used > ndim:
+        if ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` to convert "
+                             "a 0-dim tensor to a number")
+        raise IndexError(f"too many indices for tensor of dimension {ndim} (got {used})")
+    out, d, basic = [], 0, True
+    for it, n in zip(items, dims):
+        if it is Ellipsis:
+            out += [slice(None)] * (ndim - used)
+            d += ndim - used
+            continue
+        if it.__class__ is int:
+            _check_int(it, d, shape[d])
+        elif isinstance(it, _d._Tensor):
+            _check_mask(t, it, d)
+            it = it._data
+        if it is not None and it.__class__ is not int and it.__class__ is not slice:
+            basic = False
+        out.append(it)
+        d += n
+    return tuple(out), basic
+
+
+def _plain(items, shape):
+    """``items`` if it is only in-range ints and step-less int slices (the common case),
+    else None for the general path."""
+    if len(items) > len(shape):
+        return None
+    for d, it in enumerate(items):
+        c = it.__class__
+        if c is int:
+            if not -shape[d] <= it < shape[d]:
+                return None
+        elif c is not slice or it.step is not None or \
+                (it.start is not None and it.start.__class__ is not int) or \
+                (it.stop is not None and it.stop.__class__ is not int):
+            return None
+    return items
+
+
+def _convert(t, it):
+    """One index entry as None, Ellipsis, bool, int, slice or an (int or bool) Tensor."""
+    if it is None or it is Ellipsis or it is True or it is False:
+        return it
+    if it.__class__ is slice:
+        return _slice(it)
+    if isinstance(it, _d._Tensor):
+        return _index_tensor(t, it)
+    if isinstance(it, (list, tuple)) or getattr(it, "ndim", 0) > 0:  # numpy arrays too
+        return _index_tensor(t, _sequence(t, it))
+    if getattr(it, "dtype", None) == bool:  # a numpy bool scalar
+        return bool(it)
+    try:
+        return operator.index(it)
+    except TypeError:
+        raise IndexError(f"{_VALID} (got {type(it).__name__})") from None
+
+
+def _slice(s: slice) -> slice:
+    try:
+        start, stop, step = (None if v is None else operator.index(v)
+                             for v in (s.start, s.stop, s.step))
+    except TypeError:
+        raise TypeError(f"slice indices must be integers or None or have an __index__ method, "
+                        f"got {s}") from None
+    if step is not None and step <= 0:
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        raise ValueError(f"step must be greater than zero, got {step}: negative steps are not "
+                         f"supported; use ember.flip(t, dims) to reverse")
+    return slice(start, stop, step)
+
+
+def _sequence(t, seq):
+    """A list / tuple / numpy array index as a Tensor on ``t``'s device."""
+    from .factories import tensor
+    if isinstance(seq, (list, tuple)) and len(seq) == 0:
+        return tensor([], dtype=_t.int64, device=t.device)
+    try:
+        return tensor(seq, device=t.device)
+    except (TypeError, ValueError) as e:
+        raise IndexError(f"{_VALID}; could not make an index tensor from "
+                         f"{type(seq).__name__} {seq!r}: {e}") from None
+
+
+def _index_tensor(t, it):
+    if it.device != t.device:
+        raise DeviceMismatchError(f"indexing a tensor on {t.device} with an index tensor on "
+                                  f"{it.device}; move the index with .to('{t.device}')")
+    st = it._type.scalar_type
+    if st is _t.uint8:
+        warnings.warn("indexing with dtype uint8 is deprecated (as in PyTorch); use a bool "
+                      "mask instead", DeprecationWarning, stacklevel=4)
+        return it.bool()
+    if st not in (_t.bool_, _t.int64, _t.int32):
+        raise IndexError(f"tensors used as indices must be int64, int32, uint8 or bool "
+                         f"tensors, got {st}")
+    return it
+
+
+def _dims_used(it) -> int:
+    """How many dims of the indexed tensor an index entry consumes."""
+    if it is None or it is Ellipsis or it is True or it is False:
+        return 0
+    if isinstance(it, _d._Tensor):
+        return it._data.ndim if it._type.scalar_type is _t.bool_ else 1
+    return 1
+
+
+def _check_int(i: int, dim: int, size: int) -> int:
+    if not -size <= i < size:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    return i
+
+
+def _check_mask(t, it, d: int) -> None:
+    if it._type.scalar_type is not _t.bool_:
+        return
+    shape = t._data.shape
+    for j, n in enumerate(it._data.shape):
+        if n != shape[d + j]:
+            raise IndexError(f"The shape of the mask {list(it._data.shape)} at index {j} does "
+                             f"not match the shape of the indexed tensor {list(shape)} at "
+                             f"index {d + j}")

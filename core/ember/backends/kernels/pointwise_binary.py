@@ -1,0 +1,225 @@
+"""Pointwise binary kernels: arithmetic, comparisons, logical and bitwise ops, where, lerp.
+
+Operands arrive promoted to one dtype (``promote: common`` / ``float``); either operand of a
+promoted op may be a Python number (``2 ** x`` reaches ``pow`` as ``(2, x)``), which
+``_pair`` converts to the other operand's dtype the way PyTorch casts wrapped numbers.
+``sub`` is a composite (ops/composite.py) over ``add``: it must refuse bool operands before
+promotion hides them.
+"""
+from __future__ import annotations
+
+from ...errors import DtypeError
+from ...types import bool_, get_default_dtype
+from .pointwise import PY_NUMBERS, FLOATING, INTEGRAL, bf16_quiet, quiet, scalar_to
+
+_NO_BITS = FLOATING | {bool_}
+UNSUPPORTED = {
+    "floor_divide": frozenset({bool_}), "remainder": frozenset({bool_}),
+    "fmod": frozenset({bool_}), "pow": frozenset({bool_}),
+    "bitwise_and": FLOATING, "bitwise_or": FLOATING, "bitwise_xor": FLOATING,
+    "bitwise_not": FLOATING,
+    "bitwise_left_shift": _NO_BITS, "bitwise_right_shift": _NO_BITS,
+    "lerp.Tensor": INTEGRAL, "lerp.Scalar": INTEGRAL,
+}
+
+
+def _pair(a, b):
+    """Both operands with one dtype: a Python number takes the other operand's dtype."""
+    if a.__class__ in PY_NUMBERS:
+        return scalar_to(a, b.dtype), b
+    return a, scalar_to(b, a.dtype)
+
+
+def _is_int(dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def _check_nonzero(op: str, b) -> None:
+    # PyTorch raises for integer division by zero; numpy would return 0 with a warning.
+    if (b == 0).any():
+        raise RuntimeError(f"{op}(): ZeroDivisionError: integer division by zero; check the "
+                           f"divisor, or divide in a floating dtype to get inf/nan")
+
+
+def _check_alpha(alpha, dtype) -> None:
+    if alpha.__class__ is float and dtype.kind in "biu":
+        raise DtypeError(f"add(): for integral input tensors ({dtype}), argument alpha must "
+                         f"not be a floating point number, got alpha={alpha}; pass an int "
+                         f"alpha or convert the tensors to a floating dtype")
+    if alpha.__class__ is bool and dtype.kind != "b":
+        raise DtypeError(f"add(): a boolean alpha is only supported for bool results, but "
+                         f"the result is {dtype}; pass alpha as an int")
+
+
+def _check_same_dtype(name: str, a, other) -> None:
+    if other.dtype != a.dtype:
+        raise DtypeError(f"lerp(): expected dtype {a.dtype} for '{name}' like 'self', but got "
+                         f"{other.dtype}; convert it with .to(self.dtype)")
+
+
+def kernels(xp) -> dict:
+    q = quiet(xp)
+
+    def add(a, b, alpha):
+        a, b = _pair(a, b)
+        if alpha.__class__ is int and alpha == -1 and a.dtype.kind != "b":
+            return xp.subtract(a, b)  # sub(self, other) arrives as add(..., alpha=-1)
+        if alpha.__class__ is not int or alpha != 1:
+            _check_alpha(alpha, a.dtype)
+            b = xp.multiply(b, scalar_to(alpha, a.dtype))
+        return xp.add(a, b)
+
+    def mul(a, b):
+        a, b = _pair(a, b)
+        return xp.multiply(a, b)
+
+    def true_divide(a, b):
+        dt = (b if a.__class__ in PY_NUMBERS else a).dtype
+        if dt.kind in "biu":  # int / int gives the default float dtype, like PyTorch
+            dt = get_default_dtype().numpy
+            # NOTE: a number goes straight to float (uint8 tensor / -3 divides by -3.0)
+            a = scalar_to(a, dt) if a.__class__ in PY_NUMBERS else a.astype(dt)
+            b = scalar_to(b, dt) if b.__class__ in PY_NUMBERS else b.astype(dt)
+        a, b = _pair(a, b)
+        return xp.true_divide(a, b)
+
+    def div(a, b, rounding_mode):
+        if rounding_mode is None:
+            return true_divide(a, b)
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div(): expected rounding_mode to be one of None, 'trunc' or "
+                             f"'floor', got {rounding_mode!r}")
+        a, b = _pair(a, b)
+        if a.dtype == xp.bool_:
+            raise NotImplementedError(f"div(): rounding_mode={rounding_mode!r} is not "
+                                      f"implemented for bool tensors; convert them with .int()")
+        if _is_int(a.dtype):
+            _check_nonzero("div", b)
+        if rounding_mode == "floor":
+            return xp.floor_divide(a, b)
+        if _is_int(a.dtype):
+            q_ = xp.floor_divide(a, b)  # then round toward zero where signs differ
+            fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+            return q_ + fix.astype(q_.dtype)
+        return xp.trunc(xp.true_divide(a, b))  # PyTorch rounds the quotient to the dtype first
+
+    def _int_checked(op, fn):
+        def kernel(a, b):
+            a, b = _pair(a, b)
+            if _is_int(a.dtype):
+                _check_nonzero(op, b)
+            return fn(a, b)
+        return kernel
+
+    def pow_(a, e):
+        if a.__class__ in PY_NUMBERS:
+            a = scalar_to(a, e.dtype)
+        elif e.__class__ in PY_NUMBERS:
+            if e < 0 and _is_int(a.dtype):
+                raise RuntimeError(f"pow(): integers to negative integer powers are not "
+                                   f"allowed (exponent {e} for a {a.dtype} tensor); use a "
+                                   f"float exponent or base, e.g. x.double() ** {e}")
+            return xp.power(a, scalar_to(e, a.dtype, "pow" if _is_int(a.dtype) else None))
+        if _is_int(a.dtype) and (e < 0).any():
+            return _int_pow_negative(a, e)
+        return xp.power(a, e)
+
+    def _int_pow_negative(a, e):
+        # PyTorch (tensor exponents only): 1 ** -n == 1, (-1) ** -n == +-1, else 0 (the
+        # truncated reciprocal); numpy would raise.
+        zero, one = a.dtype.type(0), a.dtype.type(1)
+        neg = e < 0
+        r = xp.power(a, xp.where(neg, zero, e))
+        odd = xp.where(e % 2 == 0, one, -one)
+        special = xp.where(a == 1, one, xp.where(a == -1, odd, zero))
+        return xp.where(neg, special, r)
+
+    def _shift(left: bool):
+        def kernel(a, b):
+            a, b = _pair(a, b)
+            bits = a.dtype.itemsize * 8
+            out_of_range = (b < 0) | (b >= bits)
+            zero = a.dtype.type(0)
+            if left:  # PyTorch: shifting by a negative or too large count gives 0
+                return xp.where(out_of_range, zero,
+                                xp.left_shift(a, xp.where(out_of_range, zero, b)))
+            if a.dtype.kind == "i":  # ... and fills with the sign bit for right shifts
+                return xp.right_shift(a, xp.where(out_of_range, a.dtype.type(bits - 1), b))
+            return xp.where(out_of_range, zero,
+                            xp.right_shift(a, xp.where(out_of_range, zero, b)))
+        return kernel
+
+    def _paired(fn):
+        def kernel(a, b):
+            a, b = _pair(a, b)
+            return fn(a, b)
+        return kernel
+
+    def _compare(name, fn):
+        quiet_fn = bf16_quiet(xp, fn)
+
+        def kernel(a, b):
+            if a is None or b is None:
+                raise TypeError(f"{name}(): expected a Tensor or a number to compare with, "
+                                f"got None")
+            a, b = _pair(a, b)
+            return quiet_fn(a, b)
+        return kernel
+
+    def _logical(fn):
+        def kernel(a, b):  # any dtype: nonzero (NaN included) is True
+            return fn(a.astype(xp.bool_, copy=False), b.astype(xp.bool_, copy=False))
+        return kernel
+
+    def where(cond, a, b):
+        if cond.dtype != xp.bool_:
+            raise DtypeError(f"where(): expected condition to be a bool tensor, got "
+                             f"{cond.dtype}; pass cond.bool() or (cond != 0)")
+        if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
+            dt = b.dtype if a.__class__ in PY_NUMBERS else a.dtype
+            check = "where" if dt.kind in "biu" else None  # PyTorch checks int overflow
+            a, b = scalar_to(a, dt, check), scalar_to(b, dt, check)
+        return xp.where(cond, a, b)
+
+    def lerp(a, end, w):
+        # PyTorch does not promote lerp's operands: end (and a weight with dims) must match.
+        _check_same_dtype("end", a, end)
+        if w.__class__ in PY_NUMBERS:
+            w = scalar_to(w, a.dtype)
+        elif w.ndim:
+            _check_same_dtype("weight", a, w)
+        else:  # a 0-d weight is converted, as PyTorch does
+            w = w.astype(a.dtype)
+        if a.dtype.itemsize == 2:  # float16/bfloat16: compute in float32 (opmath)
+            f = xp.float32
+            return _lerp(a.astype(f), end.astype(f), w.astype(f)).astype(a.dtype)
+        return _lerp(a, end, w)
+
+    def _lerp(a, end, w):
+        # PyTorch's two-sided formula: exact at w == 0 and at w == 1.
+        diff = end - a
+        return xp.where(xp.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
+
+    return {
+        # NOTE: quiet costs ~1 us a call, but inf - inf or 0 * inf must not warn either.
+        "add": q(add), "mul": q(mul),
+        # NOTE: numpy's float floor_divide/remainder follow Python's divmod, as PyTorch's
+        # do (remainder takes the divisor's sign; fmod takes the dividend's).
+        "div": q(div), "true_divide": q(true_divide),
+        "floor_divide": q(_int_checked("floor_divide", xp.floor_divide)),
+        "remainder": q(_int_checked("remainder", xp.remainder)),
+        "fmod": q(_int_checked("fmod", xp.fmod)),
+        "pow": q(pow_), "atan2": q(_paired(xp.arctan2)),
+        "maximum": _paired(bf16_quiet(xp, xp.maximum)),
+        "minimum": _paired(bf16_quiet(xp, xp.minimum)),
+        "eq": _compare("eq", xp.equal), "ne": _compare("ne", xp.not_equal),
+        "lt": _compare("lt", xp.less), "le": _compare("le", xp.less_equal),
+        "gt": _compare("gt", xp.greater), "ge": _compare("ge", xp.greater_equal),
+        "logical_and": _logical(xp.logical_and), "logical_or": _logical(xp.logical_or),
+        "logical_xor": _logical(xp.logical_xor),
+        "logical_not": lambda a: xp.logical_not(a.astype(xp.bool_, copy=False)),
+        "bitwise_and": _paired(xp.bitwise_and), "bitwise_or": _paired(xp.bitwise_or),
+        "bitwise_xor": _paired(xp.bitwise_xor), "bitwise_not": xp.invert,
+        "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
+        "where": where, "lerp.Tensor": q(lerp), "lerp.Scalar": q(lerp),
+    }
