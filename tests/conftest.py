@@ -11,6 +11,13 @@ def _has_cuda() -> bool:
         return False
 
 
+def pytest_configure(config):
+    # Import ember before pytest wraps collection in warnings.catch_warnings: its filter
+    # for numpy's floating-point warnings (backends/kernels/__init__.py) must outlive it,
+    # as it does in a plain script.
+    import ember  # noqa: F401
+
+
 def pytest_collection_modifyitems(config, items):
     if any("cuda" in item.keywords for item in items) and not _has_cuda():
         skip = pytest.mark.skip(reason="needs a CUDA GPU and the ember-cuda plugin")

@@ -1,6 +1,9 @@
 """Test helpers: dtype lists and comparison against numpy float64 references."""
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 
 import ember as E
@@ -53,3 +56,13 @@ def make(shape, dtype, low=-3.0, high=3.0, seed=0):
         arr = rng.uniform(low, high, size=shape)
     t = E.tensor(np.asarray(arr).astype(dtype.numpy))
     return t, to_np(t).astype(np.float64)
+
+
+@contextlib.contextmanager
+def no_warnings():
+    """Fail if the block emits a warning a user would see under the default filters
+    (ember's own filters included, so this checks what ember shows, not what numpy raises
+    internally)."""
+    with warnings.catch_warnings(record=True) as caught:
+        yield
+    assert not caught, [str(w.message) for w in caught]

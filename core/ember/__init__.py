@@ -4,6 +4,7 @@
 from entry points (group ``ember``) the first time a tensor is made.
 """
 from . import types as _types
+from .backends import kernels as _kernels  # noqa: F401 - installs the FP-warnings filter now
 from .errors import DeviceMismatchError, DtypeError, NoBackendError, ShapeError
 from .types import (Device, ScalarType, bfloat16, bool_, can_cast, float16, float32, float64,
                     get_default_dtype, int8, int16, int32, int64, promote_types,

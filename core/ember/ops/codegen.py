@@ -33,6 +33,8 @@ _SOURCES: dict[str, str] = {}
 def _namespace() -> dict:
     from . import composite
     return {
+        # warnings raised by kernels called straight from a wrapper are attributed here
+        "__name__": "ember.ops.generated",
         "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
         "_promote": _d.promote_operands, "_promote_list": _d.promote_list,
         "_write_out": _d.write_out, "_write_inplace": _d.write_inplace,

@@ -1,1 +1,18 @@
-"""Generic kernels by concept; see ``ember.backends.array_api`` for the contract."""
+"""Generic kernels by concept; see ``ember.backends.array_api`` for the kernel contract.
+
+Floating-point special values (``log(0)``, ``1 / 0``, ``inf - inf``, overflow to inf) give
+inf/nan silently, as in PyTorch. numpy would warn; rather than wrap every kernel call in
+``np.errstate`` (about 1 us a call), one warnings filter ignores numpy's floating-point
+RuntimeWarnings attributed to ember's kernel modules and generated op wrappers. It costs
+nothing until a warning fires, and leaves warnings from the user's own numpy code alone.
+
+NOTE: ``import ember`` installs it. Code that first imports ember inside
+``warnings.catch_warnings()`` (pytest does so while collecting) loses it when that block
+ends; such test suites import ember in ``pytest_configure`` (see tests/conftest.py).
+"""
+import warnings
+
+warnings.filterwarnings(
+    "ignore", category=RuntimeWarning,
+    message=r"(overflow|invalid value|divide by zero|underflow) encountered",
+    module=r"ember\.(backends\.kernels|ops\.generated)")

@@ -1,7 +1,7 @@
 """Pointwise unary kernels: exp/log/trig families, activations, rounding, clamp, nan_to_num.
 
 Binary arithmetic, comparisons, logical and bitwise ops live in ``pointwise_binary``; the
-helpers here (``scalar_to``, ``quiet``, ``bf16_quiet``, ``opmath``) are shared with it.
+helpers here (``scalar_to``, ``opmath``) are shared with it.
 
 Operands arrive already promoted by the dispatcher (``promote: common`` or ``float`` in
 native_functions.yaml); Python numbers arrive as weak Python scalars and are converted
@@ -52,8 +52,7 @@ def scalar_to(v, dtype, check: str | None = None):
             return dtype.type(v)
         if check is not None and math.isfinite(v):
             raise _overflow(check, v, dtype)
-        with np.errstate(over="ignore"):  # PyTorch rounds it to inf without a warning
-            return dtype.type(v)
+        return dtype.type(v)  # PyTorch rounds it to inf; the kernels' filter drops the warning
     try:
         return dtype.type(v)
     except OverflowError:
@@ -68,31 +67,6 @@ def _overflow(op: str, v, dtype) -> RuntimeError:
     return RuntimeError(f"{op}(): value {v!r} cannot be converted to type {dtype} without "
                         f"overflow; pass a value inside the range of {dtype} or convert the "
                         f"tensor to a wider dtype first")
-
-
-def quiet(xp):
-    """A decorator that silences floating-point warnings (log(0), 1/0, overflow): PyTorch
-    returns inf/nan silently. Identity for array libraries without ``errstate``."""
-    errstate = getattr(xp, "errstate", None)
-    if errstate is None:
-        return lambda fn: fn
-    return errstate(all="ignore")
-
-
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-
-
-def bf16_quiet(xp, fn):
-    """Silence ml_dtypes' bfloat16 ordered comparisons (``<``, maximum), which warn "invalid
-    value" on NaN where numpy's own dtypes do not; only for bfloat16, as errstate costs ~1 us
-    a call. The first array operand (the first argument, or the second after a number)
-    decides."""
-    quiet_fn = quiet(xp)(fn)
-
-    def kernel(a, *args):
-        x = args[0] if a.__class__ in PY_NUMBERS else a
-        return quiet_fn(a, *args) if x.dtype == _BF16 else fn(a, *args)
-    return kernel
 
 
 def opmath(xp, fn):
@@ -164,7 +138,6 @@ def erf64(xp, x):
 
 
 def kernels(xp) -> dict:
-    q = quiet(xp)
 
     def _zero(a):
         return a.dtype.type(0)
@@ -266,19 +239,19 @@ def kernels(xp) -> dict:
         "tan": xp.tan, "asin": xp.arcsin, "acos": xp.arccos, "atan": xp.arctan,
         "sinh": xp.sinh, "cosh": xp.cosh, "tanh": xp.tanh, "reciprocal": xp.reciprocal,
     }
-    table = {name: q(fn) for name, fn in float_ufuncs.items()}
+    table = dict(float_ufuncs)
     table.update({
-        "rsqrt": q(opmath(xp, lambda a: 1.0 / xp.sqrt(a))),
-        "sigmoid": q(opmath(xp, sigmoid)),
-        "silu": q(opmath(xp, silu)),
-        "gelu": q(gelu),
-        "erf": q(_in_float64(xp, lambda a: erf64(xp, a))),
+        "rsqrt": opmath(xp, lambda a: 1.0 / xp.sqrt(a)),
+        "sigmoid": opmath(xp, sigmoid),
+        "silu": opmath(xp, silu),
+        "gelu": gelu,
+        "erf": _in_float64(xp, lambda a: erf64(xp, a)),
         "abs": xp.abs, "neg": neg, "positive": positive,
-        "sign": bf16_quiet(xp, sign), "relu": bf16_quiet(xp, relu),
+        "sign": sign, "relu": relu,
         "floor": _keep_ints(xp.floor), "ceil": _keep_ints(xp.ceil),
-        "trunc": _keep_ints(xp.trunc), "round": q(round_),
-        "nan_to_num": bf16_quiet(xp, nan_to_num),
-        "clamp": bf16_quiet(xp, clamp), "clamp_min": bf16_quiet(xp, clamp_min),
-        "clamp_max": bf16_quiet(xp, clamp_max),
+        "trunc": _keep_ints(xp.trunc), "round": round_,
+        "nan_to_num": nan_to_num,
+        "clamp": clamp, "clamp_min": clamp_min,
+        "clamp_max": clamp_max,
     })
     return table

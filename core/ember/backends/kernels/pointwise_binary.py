@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...errors import DtypeError
 from ...types import bool_, get_default_dtype
-from .pointwise import PY_NUMBERS, FLOATING, INTEGRAL, bf16_quiet, quiet, scalar_to
+from .pointwise import PY_NUMBERS, FLOATING, INTEGRAL, scalar_to
 
 _NO_BITS = FLOATING | {bool_}
 UNSUPPORTED = {
@@ -58,10 +58,10 @@ def _check_same_dtype(name: str, a, other) -> None:
 
 
 def kernels(xp) -> dict:
-    q = quiet(xp)
 
     def add(a, b, alpha):
-        a, b = _pair(a, b)
+        if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
+            a, b = _pair(a, b)
         if alpha.__class__ is int and alpha == -1 and a.dtype.kind != "b":
             return xp.subtract(a, b)  # sub(self, other) arrives as add(..., alpha=-1)
         if alpha.__class__ is not int or alpha != 1:
@@ -70,7 +70,8 @@ def kernels(xp) -> dict:
         return xp.add(a, b)
 
     def mul(a, b):
-        a, b = _pair(a, b)
+        if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
+            a, b = _pair(a, b)
         return xp.multiply(a, b)
 
     def true_divide(a, b):
@@ -156,14 +157,12 @@ def kernels(xp) -> dict:
         return kernel
 
     def _compare(name, fn):
-        quiet_fn = bf16_quiet(xp, fn)
-
         def kernel(a, b):
             if a is None or b is None:
                 raise TypeError(f"{name}(): expected a Tensor or a number to compare with, "
                                 f"got None")
             a, b = _pair(a, b)
-            return quiet_fn(a, b)
+            return fn(a, b)
         return kernel
 
     def _logical(fn):
@@ -201,17 +200,16 @@ def kernels(xp) -> dict:
         return xp.where(xp.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
 
     return {
-        # NOTE: quiet costs ~1 us a call, but inf - inf or 0 * inf must not warn either.
-        "add": q(add), "mul": q(mul),
+        "add": add, "mul": mul,
         # NOTE: numpy's float floor_divide/remainder follow Python's divmod, as PyTorch's
         # do (remainder takes the divisor's sign; fmod takes the dividend's).
-        "div": q(div), "true_divide": q(true_divide),
-        "floor_divide": q(_int_checked("floor_divide", xp.floor_divide)),
-        "remainder": q(_int_checked("remainder", xp.remainder)),
-        "fmod": q(_int_checked("fmod", xp.fmod)),
-        "pow": q(pow_), "atan2": q(_paired(xp.arctan2)),
-        "maximum": _paired(bf16_quiet(xp, xp.maximum)),
-        "minimum": _paired(bf16_quiet(xp, xp.minimum)),
+        "div": div, "true_divide": true_divide,
+        "floor_divide": _int_checked("floor_divide", xp.floor_divide),
+        "remainder": _int_checked("remainder", xp.remainder),
+        "fmod": _int_checked("fmod", xp.fmod),
+        "pow": pow_, "atan2": _paired(xp.arctan2),
+        "maximum": _paired(xp.maximum),
+        "minimum": _paired(xp.minimum),
         "eq": _compare("eq", xp.equal), "ne": _compare("ne", xp.not_equal),
         "lt": _compare("lt", xp.less), "le": _compare("le", xp.less_equal),
         "gt": _compare("gt", xp.greater), "ge": _compare("ge", xp.greater_equal),
@@ -221,5 +219,5 @@ def kernels(xp) -> dict:
         "bitwise_and": _paired(xp.bitwise_and), "bitwise_or": _paired(xp.bitwise_or),
         "bitwise_xor": _paired(xp.bitwise_xor), "bitwise_not": xp.invert,
         "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
-        "where": where, "lerp.Tensor": q(lerp), "lerp.Scalar": q(lerp),
+        "where": where, "lerp.Tensor": lerp, "lerp.Scalar": lerp,
     }

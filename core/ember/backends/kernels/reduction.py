@@ -10,7 +10,6 @@ and CuPy arrays have the same methods.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 
 from ...errors import DtypeError, ShapeError
@@ -43,13 +42,6 @@ def reduced_count(a, axis) -> int:
     if axis.__class__ is int:
         return a.shape[axis]
     return math.prod(a.shape[d] for d in axis)
-
-
-def quiet(xp):
-    """Silences numpy's divide/invalid warnings where inf and nan are the defined results
-    (CuPy never warns, and may lack ``errstate``)."""
-    errstate = getattr(xp, "errstate", None)
-    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
 
 
 def check_nonempty(op: str, a, axis) -> None:
@@ -163,10 +155,9 @@ def _moments(xp):
         axis = axis_of(a, dim)
         x = a.astype(xp.float32) if a.dtype in LOW_FLOATS else a
         n = reduced_count(a, axis)
-        with quiet(xp):
-            d = x - x.sum(axis=axis, keepdims=True) / n  # two passes: stable for big means
-            d *= d
-            r = d.sum(axis=axis, keepdims=keepdim) / max(n - correction, 0)
+        d = x - x.sum(axis=axis, keepdims=True) / n  # two passes: stable for big means
+        d *= d
+        r = d.sum(axis=axis, keepdims=keepdim) / max(n - correction, 0)
         return r.astype(a.dtype, copy=False)
 
     def std(a, dim, unbiased, keepdim, correction):
@@ -206,8 +197,8 @@ def _norm_kernels(xp):
             return (x.max if p > 0 else x.min)(axis=axis, keepdims=keepdim)
         if p == 0:
             return (x != 0).sum(axis=axis, dtype=x.dtype, keepdims=keepdim)
-        with quiet(xp):  # 0 ** negative p is inf, and inf ** (1/p) is 0, as in PyTorch
-            return (x ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+        # 0 ** negative p is inf, and inf ** (1/p) is 0, as in PyTorch
+        return (x ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
 
     def nuclear(x, axis, keepdim):
         """The sum of singular values of the matrices spanned by the two dims in ``axis``."""
@@ -253,8 +244,7 @@ def kernels(xp) -> dict:
         acc = xp.float32 if a.dtype in LOW_FLOATS else None
         s, n = a.sum(axis=axis, dtype=acc, keepdims=keepdim), reduced_count(a, axis)
         if n == 0:
-            with quiet(xp):  # the mean of nothing is nan, as in PyTorch
-                return (s / n).astype(a.dtype, copy=False)
+            return (s / n).astype(a.dtype, copy=False)  # the mean of nothing is nan, as in PyTorch
         return (s / n).astype(a.dtype, copy=False)
 
     table = {"sum": _sum_like(xp, "sum"), "prod": _sum_like(xp, "prod"), "mean": mean,

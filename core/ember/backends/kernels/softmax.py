@@ -5,7 +5,7 @@ overflow; float16/bfloat16 compute in float32 and round once, like PyTorch's CPU
 """
 from __future__ import annotations
 
-from .reduction import LOW_FLOATS, axis_of, is_float, quiet
+from .reduction import LOW_FLOATS, axis_of, is_float
 
 
 def kernels(xp) -> dict:
@@ -22,32 +22,30 @@ def kernels(xp) -> dict:
         x, out = compute_dtype("softmax", a, dtype)
         if x.ndim == 0 or x.size == 0:
             return xp.exp(x - x).astype(out)  # 1 for each element: the softmax of one value
-        with quiet(xp):  # a row of all -inf gives nan, as in PyTorch
-            e = xp.exp(x - x.max(axis=dim, keepdims=True))
-            e /= e.sum(axis=dim, keepdims=True)
+        # a row of all -inf gives nan, as in PyTorch
+        e = xp.exp(x - x.max(axis=dim, keepdims=True))
+        e /= e.sum(axis=dim, keepdims=True)
         return e.astype(out, copy=False)
 
     def log_softmax(a, dim, dtype):
         x, out = compute_dtype("log_softmax", a, dtype)
         if x.ndim == 0 or x.size == 0:
             return (x - x).astype(out)
-        with quiet(xp):
-            s = x - x.max(axis=dim, keepdims=True)
-            s -= xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
+        s = x - x.max(axis=dim, keepdims=True)
+        s -= xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
         return s.astype(out, copy=False)
 
     def logsumexp(a, dim, keepdim):
         # NOTE: ints arrive as the default float dtype (``promote: float``).
         axis = axis_of(a, dim)
         x = a.astype(xp.float32) if a.dtype in LOW_FLOATS else a
-        with quiet(xp):
-            if x.size == 0:  # log(0) = -inf: the empty sum
-                r = xp.log(x.sum(axis=axis, keepdims=keepdim))
-            else:
-                m = x.max(axis=axis, keepdims=True)
-                m = xp.where(xp.isfinite(m), m, 0)
-                s = xp.exp(x - m).sum(axis=axis, keepdims=keepdim)
-                r = xp.log(s) + (m if keepdim else m.reshape(s.shape))
+        if x.size == 0:  # log(0) = -inf: the empty sum
+            r = xp.log(x.sum(axis=axis, keepdims=keepdim))
+        else:
+            m = x.max(axis=axis, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, 0)
+            s = xp.exp(x - m).sum(axis=axis, keepdims=keepdim)
+            r = xp.log(s) + (m if keepdim else m.reshape(s.shape))
         return r.astype(a.dtype, copy=False)
 
     return {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp}

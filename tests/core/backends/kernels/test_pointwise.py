@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LOW_FLOAT_DTYPES, assert_close, make,
-                     to_np)
+                     no_warnings, to_np)
 
 import ember as E
 
@@ -70,7 +70,7 @@ def test_float_op_matches_numpy(op, dtype, shape):
 @pytest.mark.parametrize("op", sorted(FLOAT_OPS))
 def test_float_op_on_integral_input_gives_default_float(op, dtype):
     ref_fn, low, high = FLOAT_OPS[op]
-    x, ref = make((2, 3), dtype, low=max(low, 0) if op in ("log1p",) else low, high=high)
+    x, ref = make((2, 3), dtype, low=low, high=high)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reference may take log(0) of int inputs
         expected = ref_fn(ref)
@@ -134,8 +134,7 @@ def test_positive_returns_a_view():
 
 def test_special_values_give_inf_and_nan_without_warnings():
     x = E.tensor([0.0, -1.0, 1000.0, -1000.0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with no_warnings():
         log, sq, rs = E.log(x).tolist(), E.sqrt(x).tolist(), E.rsqrt(x).tolist()
         sig = E.sigmoid(x).tolist()
         assert E.reciprocal(E.tensor([0.0])).tolist() == [math.inf]
