@@ -273,6 +273,14 @@ def promote_list(op: str, tensors: Sequence, name: str):
     tensors = check_tensor_list(tensors, op, name, 1)
     if not tensors:
         raise ValueError(f"{op}(): expected a non-empty list of Tensors for '{name}'")
+    typ = tensors[0]._type
+    for t in tensors:
+        if t._type is not typ:
+            break
+    else:  # one Type already: nothing to promote
+        # NOTE: like the binary fast path, this takes one Type to mean one device; a
+        # backend with several devices must let its kernels refuse mixed device indices.
+        return typ, [t._data for t in tensors]
     typ, arrays = promote_operands(op, "common", tensors,
                                    [f"{name}[{i}]" for i in range(len(tensors))])
     return typ, arrays

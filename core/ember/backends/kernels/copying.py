@@ -76,6 +76,12 @@ def kernels(xp) -> dict:
         return xp.where(mask, v, a)
 
     def cat(arrays, dim):
+        ref = arrays[0]
+        if ref.ndim:  # the common case: let the array library check, explain only on error
+            try:
+                return xp.concatenate(arrays, axis=wrap_dim(dim, ref.ndim, "cat"))
+            except ValueError:
+                pass  # 0-d or legacy empty operands, or a real mismatch: see below
         for i, a in enumerate(arrays):
             if a.ndim == 0:
                 raise ShapeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "

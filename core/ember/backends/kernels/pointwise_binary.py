@@ -8,6 +8,8 @@ promotion hides them.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import DtypeError
 from ...types import bool_, get_default_dtype
 from .pointwise import PY_NUMBERS, FLOATING, INTEGRAL, scalar_to
@@ -23,11 +25,25 @@ UNSUPPORTED = {
 }
 
 
+# numpy treats Python numbers as weak for these dtypes exactly as PyTorch does (NEP 50):
+# no conversion needed. Ints need ``scalar_to`` for PyTorch's wrap-around, and bfloat16
+# because ml_dtypes would promote to float32.
+_WEAK_OK = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+
+
 def _pair(a, b):
     """Both operands with one dtype: a Python number takes the other operand's dtype."""
     if a.__class__ in PY_NUMBERS:
         return scalar_to(a, b.dtype), b
     return a, scalar_to(b, a.dtype)
+
+
+def _weak_pair(a, b):
+    """``_pair`` for kernels that only hand the operands to a ufunc: a number may stay a
+    weak Python number where numpy already gives PyTorch's result (float32/float64)."""
+    if a.__class__ in PY_NUMBERS:
+        return (a if b.dtype in _WEAK_OK else scalar_to(a, b.dtype)), b
+    return a, (b if a.dtype in _WEAK_OK else scalar_to(b, a.dtype))
 
 
 def _is_int(dtype) -> bool:
@@ -61,17 +77,19 @@ def kernels(xp) -> dict:
 
     def add(a, b, alpha):
         if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
-            a, b = _pair(a, b)
-        if alpha.__class__ is int and alpha == -1 and a.dtype.kind != "b":
+            a, b = _weak_pair(a, b)
+        if alpha.__class__ is int and alpha == 1:
+            return xp.add(a, b)
+        dt = (b if a.__class__ in PY_NUMBERS else a).dtype
+        if alpha.__class__ is int and alpha == -1 and dt.kind != "b":
             return xp.subtract(a, b)  # sub(self, other) arrives as add(..., alpha=-1)
-        if alpha.__class__ is not int or alpha != 1:
-            _check_alpha(alpha, a.dtype)
-            b = xp.multiply(b, scalar_to(alpha, a.dtype))
+        _check_alpha(alpha, dt)
+        b = xp.multiply(b, scalar_to(alpha, dt))
         return xp.add(a, b)
 
     def mul(a, b):
         if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
-            a, b = _pair(a, b)
+            a, b = _weak_pair(a, b)
         return xp.multiply(a, b)
 
     def true_divide(a, b):
