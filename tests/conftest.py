@@ -24,3 +24,13 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "cuda" in item.keywords:
                 item.add_marker(skip)
+
+
+
+@pytest.fixture
+def default_float64():
+    """Run a test with float64 as the default dtype, restoring float32 after."""
+    import ember as E
+    E.set_default_dtype(E.float64)
+    yield
+    E.set_default_dtype(E.float32)

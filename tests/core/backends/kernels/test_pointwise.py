@@ -49,13 +49,6 @@ KEEP_OPS = {
 }
 
 
-@pytest.fixture
-def default_float64():
-    E.set_default_dtype(E.float64)
-    yield
-    E.set_default_dtype(E.float32)
-
-
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("op", sorted(FLOAT_OPS))

@@ -40,13 +40,6 @@ def _divisor(shape, dtype, seed=1):
     return t, to_np(t).astype(np.float64)
 
 
-@pytest.fixture
-def default_float64():
-    E.set_default_dtype(E.float64)
-    yield
-    E.set_default_dtype(E.float32)
-
-
 @pytest.mark.parametrize("shapes", SHAPE_PAIRS)
 @pytest.mark.parametrize("dtype", NUMERIC)
 @pytest.mark.parametrize("op", sorted(ARITH))
