@@ -113,7 +113,7 @@ def _convert(t, it):
         return _index_tensor(t, it)
     if isinstance(it, (list, tuple)) or getattr(it, "ndim", 0) > 0:  # numpy arrays too
         return _index_tensor(t, _sequence(t, it))
-    if getattr(it, "dtype", None) == bool:  # a numpy bool scalar
+    if getattr(it, "dtype", None) == bool:  # noqa: E721 - a numpy bool scalar, no numpy import
         return bool(it)
     try:
         return operator.index(it)

@@ -7,7 +7,7 @@ function variants in the ``ember`` namespace and method variants on ``ember.Tens
 """
 from __future__ import annotations
 
-from . import codegen, native
+from . import codegen, native, overloads
 from .native import NativeFunction
 
 FUNCTIONS: list[NativeFunction] = []
@@ -21,20 +21,20 @@ def install(namespace: dict, tensor_cls) -> dict:
     methods: dict[str, list] = {}
     for nf in FUNCTIONS:
         gen = nf.name if not nf.schema.overload else f"{nf.name}__{nf.schema.overload}"
-        codegen.record_overload(gen, nf.schema, nf.promote_args)
+        overloads.record_overload(gen, nf.schema, nf.promote_args)
         if "function" in nf.variants:
             functions.setdefault(nf.name, []).append(compiled[gen])
         if "method" in nf.variants:
             methods.setdefault(nf.name, []).append(compiled[gen])
         if nf.inplace_schema is not None:
             gen_ = nf.name + "_" if not nf.schema.overload else f"{nf.name}___{nf.schema.overload}"
-            codegen.record_overload(gen_, nf.inplace_schema, nf.promote_args)
+            overloads.record_overload(gen_, nf.inplace_schema, nf.promote_args)
             methods.setdefault(nf.name + "_", []).append(compiled[gen_])
     out = {}
     for table, put in ((functions, namespace.__setitem__),
                        (methods, lambda n, f: setattr(tensor_cls, n, f))):
         for name, fns in table.items():
-            fn = fns[0] if len(fns) == 1 else codegen.make_overload_dispatcher(name, fns)
+            fn = fns[0] if len(fns) == 1 else overloads.make_overload_dispatcher(name, fns)
             put(name, fn)
             if table is functions:
                 out[name] = fn

@@ -5,7 +5,6 @@ against PyTorch 2.x and are hard-coded here (the tests do not import torch).
 """
 import math
 import operator
-import warnings
 
 import numpy as np
 import pytest
