@@ -105,6 +105,21 @@ class Tensor:
         return self.to(dtype)
 
     @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """All dims reversed, as a view: ``(d0, ..., dn) -> (dn, ..., d0)``."""
+        return self.permute(*range(self._data.ndim - 1, -1, -1))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The last two dims swapped, as a view (a batch of matrices transposed).
+
+        Raises IndexError for tensors of fewer than 2 dims."""
+        if self._data.ndim < 2:
+            raise IndexError(f"tensor.mT is only supported on matrices or batches of "
+                             f"matrices, got a {self._data.ndim}-D tensor")
+        return self.transpose(-2, -1)
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
