@@ -24,6 +24,7 @@ class Size(tuple):
         return f"ember.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements."""
         n = 1
         for s in self:
             n *= s
@@ -81,6 +82,7 @@ class Tensor:
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions (``ndim``)."""
         return self._data.ndim
 
     def numel(self) -> int:
@@ -184,43 +186,56 @@ class Tensor:
         return _d.wrap(arr, target)
 
     def cpu(self) -> Tensor:
+        """``self.to("cpu")``."""
         return self.to("cpu")
 
     def cuda(self, device=None) -> Tensor:
+        """``self.to("cuda")`` or to ``cuda:device``; needs the ember-cuda plugin."""
         return self.to("cuda" if device is None else _t.Device("cuda", device)
                        if isinstance(device, int) else device)
 
     def float(self) -> Tensor:
+        """``self.to(ember.float32)``: a converted copy, or ``self`` if already float32."""
         return self.to(_t.float32)
 
     def double(self) -> Tensor:
+        """``self.to(ember.float64)``: a converted copy, or ``self`` if already float64."""
         return self.to(_t.float64)
 
     def half(self) -> Tensor:
+        """``self.to(ember.float16)``: a converted copy, or ``self`` if already float16."""
         return self.to(_t.float16)
 
     def bfloat16(self) -> Tensor:
+        """``self.to(ember.bfloat16)``: a converted copy, or ``self`` if already bfloat16."""
         return self.to(_t.bfloat16)
 
     def long(self) -> Tensor:
+        """``self.to(ember.int64)``: a converted copy, or ``self`` if already int64."""
         return self.to(_t.int64)
 
     def int(self) -> Tensor:
+        """``self.to(ember.int32)``: a converted copy, or ``self`` if already int32."""
         return self.to(_t.int32)
 
     def short(self) -> Tensor:
+        """``self.to(ember.int16)``: a converted copy, or ``self`` if already int16."""
         return self.to(_t.int16)
 
     def char(self) -> Tensor:
+        """``self.to(ember.int8)``: a converted copy, or ``self`` if already int8."""
         return self.to(_t.int8)
 
     def byte(self) -> Tensor:
+        """``self.to(ember.uint8)``: a converted copy, or ``self`` if already uint8."""
         return self.to(_t.uint8)
 
     def bool(self) -> Tensor:
+        """``self.to(ember.bool)``: a converted copy, or ``self`` if already bool."""
         return self.to(_t.bool_)
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating type."""
         return self._type.scalar_type.is_floating_point
 
     def numpy(self, *, force: bool = False):
@@ -267,11 +282,13 @@ class Tensor:
 
     # --- Python protocols ----------------------------------------------------------------
     def __len__(self) -> int:
+        """The size of dim 0; TypeError for a 0-d tensor."""
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     def __iter__(self):
+        """Iterate over dim 0 (views from ``unbind``); TypeError for a 0-d tensor."""
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
