@@ -134,14 +134,12 @@ def check_float(v, op: str, name: str, pos: int) -> float:
         return v
     if isinstance(v, _Tensor) and v.ndim == 0:
         return v.item()
-    try:
-        return float(v) if not isinstance(v, (str, bytes, bool)) else _fail()
-    except (TypeError, ValueError):
-        raise arg_error(op, name, pos, "float", v) from None
-
-
-def _fail():
-    raise TypeError
+    if not isinstance(v, (str, bytes, bool)):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            pass
+    raise arg_error(op, name, pos, "float", v)
 
 
 def check_bool(v, op: str, name: str, pos: int) -> bool:
@@ -300,6 +298,21 @@ def kernel_value_error(op: str, err: ValueError, operands: Sequence, names: Sequ
 
 # --- writes: out= and in-place -------------------------------------------------------------
 
+def _castable_result(op: str, dst_tensor, result, way_out: str):
+    """``result`` as a backend array, after checking its dtype may be stored in
+    ``dst_tensor`` (PyTorch's ``can_cast``); raises DtypeError naming ``way_out``, in which
+    ``{src}`` stands for the result dtype's name."""
+    backend = dst_tensor._type.backend
+    if result.__class__ is not backend.array_type:
+        result = backend.xp.asarray(result)
+    src = backend.type_for_array(result).scalar_type
+    dst = dst_tensor._type.scalar_type
+    if not _t.can_cast(src, dst):
+        raise DtypeError(f"{op}(): result type {src.name} can't be cast to the desired "
+                         f"output type {dst.name}; {way_out.format(src=src.name)}")
+    return result
+
+
 def write_out(op: str, out, result):
     """Store ``result`` (a backend array) in tensor ``out`` and return ``out``.
 
@@ -309,15 +322,8 @@ def write_out(op: str, out, result):
     """
     if not isinstance(out, _Tensor):
         raise arg_error(op, "out", 0, "Tensor", out)
-    backend = out._type.backend
-    if result.__class__ is not backend.array_type:
-        result = backend.xp.asarray(result)
-    src = backend.type_for_array(result).scalar_type
+    result = _castable_result(op, out, result, "pass an out tensor of dtype {src} or wider")
     dst = out._type.scalar_type
-    if not _t.can_cast(src, dst):
-        raise DtypeError(f"{op}(): result type {src.name} can't be cast to the desired "
-                         f"output type {dst.name} of 'out'; pass an out tensor of dtype "
-                         f"{src.name} or wider")
     if out._data.shape != result.shape:
         out._data = result.astype(dst.numpy, copy=True)
         out._base = None
@@ -360,20 +366,14 @@ def write_inplace(op: str, self, result):
             vc = self._version_counter()
         vc.value += 1
         return self
-    backend = self._type.backend
-    if result.__class__ is not backend.array_type:
-        result = backend.xp.asarray(result)
-    if result.shape != self._data.shape:
-        raise RuntimeError(f"{op}(): output with shape {list(self._data.shape)} doesn't match "
+    if result.shape != data.shape:
+        raise RuntimeError(f"{op}(): output with shape {list(data.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}; in-place ops cannot "
                            f"grow 'self', use the out-of-place {op.rstrip('_')}()")
-    src = backend.type_for_array(result).scalar_type
-    dst = self._type.scalar_type
-    if not _t.can_cast(src, dst):
-        raise DtypeError(f"{op}(): result type {src.name} can't be cast to the desired "
-                         f"output type {dst.name}; use the out-of-place "
-                         f"{op.rstrip('_')}() or convert 'self' first with .to({src})")
-    self._data[...] = result
+    result = _castable_result(op, self, result,
+                              f"use the out-of-place {op.rstrip('_')}() or convert 'self' "
+                              f"first with .to(ember.{{src}})")
+    data[...] = result
     self._bump_version()
     return self
 

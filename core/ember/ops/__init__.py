@@ -20,14 +20,14 @@ def install(namespace: dict, tensor_cls) -> dict:
     functions: dict[str, list] = {}
     methods: dict[str, list] = {}
     for nf in FUNCTIONS:
-        gen = nf.name if not nf.schema.overload else f"{nf.name}__{nf.schema.overload}"
+        gen = codegen.wrapper_name(nf)
         overloads.record_overload(gen, nf.schema, nf.promote_args)
         if "function" in nf.variants:
             functions.setdefault(nf.name, []).append(compiled[gen])
         if "method" in nf.variants:
             methods.setdefault(nf.name, []).append(compiled[gen])
         if nf.inplace_schema is not None:
-            gen_ = nf.name + "_" if not nf.schema.overload else f"{nf.name}___{nf.schema.overload}"
+            gen_ = codegen.wrapper_name(nf, inplace=True)
             overloads.record_overload(gen_, nf.inplace_schema, nf.promote_args)
             methods.setdefault(nf.name + "_", []).append(compiled[gen_])
     out = {}

@@ -30,8 +30,9 @@ _SOURCES: dict[str, str] = {}
 
 
 def _namespace() -> dict:
-    from . import composite
+    from . import checks, composite
     return {
+        "_checks": checks.CHECKS,
         # warnings raised by kernels called straight from a wrapper are attributed here
         "__name__": "ember.ops.generated",
         "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
@@ -113,8 +114,7 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
         if t.is_list:
             return [f"{opt}{n} = _check_int_list({args}, {t.size})"]
         return [f"if {guard}{n}.__class__ is not _int: {n} = _check_int({args})"]
-    simple = {"float": "_check_float", "bool": "_check_bool", "Scalar": "_check_scalar",
-              "str": "_check_str"}
+    simple = {"float": "_check_float", "bool": "_check_bool", "str": "_check_str"}
     if t.base == "Scalar":  # hot (alpha=1): skip the call for plain numbers
         return [f"if {guard}{n}.__class__ is not _int and {n}.__class__ is not _float: "
                 f"{n} = _check_scalar({args})"]
@@ -154,6 +154,12 @@ def _returns(schema: FunctionSchema, nt_name: str | None, view_of: str | None) -
     return ["return _r"]
 
 
+def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
+    """The generated function's name: ``add``, ``add_``, ``max__dim``, ``max___dim``."""
+    op = nf.name + "_" if inplace else nf.name
+    return op if not nf.schema.overload else f"{op}__{nf.schema.overload}"
+
+
 def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]:
     """Source of one wrapper: (python name, source, extra globals).
 
@@ -161,7 +167,7 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
     """
     schema = nf.schema
     op = schema.name + "_" if inplace else schema.name
-    fn_name = op if not schema.overload else f"{op}__{schema.overload}"
+    fn_name = wrapper_name(nf, inplace)
     with_out = "out" in nf.structured and not inplace
     shown = nf.inplace_schema if inplace else schema
     lines = [f"def {fn_name}({_params(schema, with_out)}):",
@@ -180,6 +186,9 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
     primary = tensors[0] if tensors else None
     if inplace:  # in-place ops write self: it must be a Tensor even if it is promoted
         body.append(f"if not _isinstance(self, _Tensor): _check_tensor(self, {op!r}, 'self', 1)")
+    if nf.check is not None:  # before promotion, which could hide what it looks for
+        operands = "".join(a + ", " for a in nf.promote_args)
+        body.append(f"_checks[{nf.check!r}]({op!r}, ({operands}))")
     if nf.promote and nf.dispatch == "composite":
         pass  # the ops inside the composite promote; its promote_args may be numbers
     elif nf.promote:
@@ -218,13 +227,14 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
     for a in tensors:
         if a.name in promoted or a is primary:
             continue
-        check = f"_same_device({op!r}, _T, {a.name}, {a.name!r})"
+        def check(value: str, a=a) -> str:
+            return f"_same_device({op!r}, _T, {value}, {a.name!r})"
         if a.type.is_list:
-            body.append(f"for _x in {a.name}: {check.replace(a.name + ',', '_x,', 1)}")
+            body.append(f"for _x in {a.name}: {check('_x')}")
         elif a.type.optional:
-            body.append(f"if {a.name} is not None: {check}")
+            body.append(f"if {a.name} is not None: {check(a.name)}")
         else:
-            body.append(check)
+            body.append(check(a.name))
 
     if nf.wrap_dims and primary is not None and primary.name == "self" and \
             primary.type.is_tensor:

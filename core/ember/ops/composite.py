@@ -27,26 +27,6 @@ def rsub(self, other, alpha=1):
     return E.sub(other, self, alpha=alpha)
 
 
-@composite("sub")
-def sub(self, other, alpha=1):
-    # PyTorch refuses bool operands, which promotion (bool - 1 -> int64) would hide from a
-    # kernel, so sub checks here and then adds: self + (-alpha) * other is exact in every
-    # dtype (two's complement for integers).
-    bools = [v for v in (self, other)
-             if v.__class__ is bool or (isinstance(v, E.Tensor) and v.dtype is E.bool)]
-    if len(bools) == 2:
-        raise RuntimeError("sub(): subtraction, the `-` operator, with two bool tensors is not "
-                           "supported; use the `^` or logical_xor() operator instead")
-    if bools:
-        raise RuntimeError("sub(): subtraction, the `-` operator, with a bool tensor is not "
-                           "supported; if you are trying to invert a mask, use the `~` or "
-                           "logical_not() operator instead")
-    try:
-        return E.add(self, other, alpha=-alpha)
-    except (E.ShapeError, E.DtypeError) as e:  # name the op the user called
-        raise type(e)(str(e).replace("add()", "sub()", 1)) from None
-
-
 @composite("expand_as")
 def expand_as(self, other):
     return self.expand(other.shape)

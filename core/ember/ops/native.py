@@ -12,6 +12,7 @@ Each entry of the yaml file is one op::
                                    #   these may also be Python numbers. A composite does
                                    #   no casting itself: the ops inside it promote.
       structured: inplace, out     # also generate add_ (method) and out= (function)
+      check: no_bool               # an operand check run before promotion (ops/checks.py)
       wrap_dims: true              # normalize arguments named dim/dims/dim0/... against
                                    #   self.ndim (+ dim_extra); default true
       dim_extra: 0                 # unsqueeze accepts one dim past the end: dim_extra: 1
@@ -33,7 +34,7 @@ from .schema import (Alias, Argument, ArgType, FunctionSchema, Location, Return,
 
 YAML_PATH = Path(__file__).with_name("native_functions.yaml")
 _KEYS = {"func", "variants", "dispatch", "promote", "promote_args", "structured", "wrap_dims",
-         "dim_extra", "doc"}
+         "dim_extra", "doc", "check"}
 DIM_ARG_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "start_dim", "end_dim"})
 
 
@@ -54,6 +55,7 @@ class NativeFunction:
     wrap_dims: bool
     dim_extra: int
     doc: str = ""
+    check: str | None = None
     inplace_schema: FunctionSchema | None = None
     out_schema: FunctionSchema | None = None
 
@@ -135,9 +137,14 @@ def parse_entry(entry: dict, location: Location) -> NativeFunction:
     doc = entry.get("doc", "")
     if not isinstance(doc, str):
         raise SchemaError(f"{where}: doc must be a string")
+    from .checks import CHECKS
+    check = entry.get("check")
+    if check is not None and check not in CHECKS:
+        raise SchemaError(f"{where}: unknown check {check!r}; known: {sorted(CHECKS)} "
+                          f"(ops/checks.py)")
     return NativeFunction(
         schema, variants, dispatch, promote, promote_args, structured, wrap_dims, dim_extra,
-        doc.strip(), _derive_inplace(schema) if "inplace" in structured else None,
+        doc.strip(), check, _derive_inplace(schema) if "inplace" in structured else None,
         _derive_out(schema) if "out" in structured else None)
 
 

@@ -36,6 +36,7 @@ def test_entry_derives_inplace_and_out_schemas():
     ("- func: a(Tensor self) -> Tensor\n- func: a(Tensor self) -> Tensor\n",
      "declared twice (first at bad.yaml:1)"),
     ("- func: add(Tensor self) -> Tensr\n", "unknown type 'Tensr'"),
+    ("- func: sub(Tensor self) -> Tensor\n  check: no_ints\n", "unknown check 'no_ints'"),
 ])
 def test_malformed_entries_fail_with_location(text, words):
     with pytest.raises(SchemaError, match="^bad.yaml:") as err:

@@ -3,8 +3,8 @@
 Operands arrive promoted to one dtype (``promote: common`` / ``float``); either operand of a
 promoted op may be a Python number (``2 ** x`` reaches ``pow`` as ``(2, x)``), which
 ``_pair`` converts to the other operand's dtype the way PyTorch casts wrapped numbers.
-``sub`` is a composite (ops/composite.py) over ``add``: it must refuse bool operands before
-promotion hides them.
+``sub`` refuses bool operands before promotion hides them (``check: no_bool``, in
+ops/checks.py), so its kernel never sees bools.
 """
 from __future__ import annotations
 
@@ -57,13 +57,13 @@ def _check_nonzero(op: str, b) -> None:
                            f"divisor, or divide in a floating dtype to get inf/nan")
 
 
-def _check_alpha(alpha, dtype) -> None:
+def _check_alpha(op: str, alpha, dtype) -> None:
     if alpha.__class__ is float and dtype.kind in "biu":
-        raise DtypeError(f"add(): for integral input tensors ({dtype}), argument alpha must "
+        raise DtypeError(f"{op}(): for integral input tensors ({dtype}), argument alpha must "
                          f"not be a floating point number, got alpha={alpha}; pass an int "
                          f"alpha or convert the tensors to a floating dtype")
     if alpha.__class__ is bool and dtype.kind != "b":
-        raise DtypeError(f"add(): a boolean alpha is only supported for bool results, but "
+        raise DtypeError(f"{op}(): a boolean alpha is only supported for bool results, but "
                          f"the result is {dtype}; pass alpha as an int")
 
 
@@ -75,17 +75,21 @@ def _check_same_dtype(name: str, a, other) -> None:
 
 def kernels(xp) -> dict:
 
-    def add(a, b, alpha):
+    def _scaled(op, a, b, alpha, ufunc):
+        """``ufunc(a, alpha * b)`` for add and sub (alpha == 1 is the fast path)."""
         if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
             a, b = _weak_pair(a, b)
         if alpha.__class__ is int and alpha == 1:
-            return xp.add(a, b)
+            return ufunc(a, b)
         dt = (b if a.__class__ in PY_NUMBERS else a).dtype
-        if alpha.__class__ is int and alpha == -1 and dt.kind != "b":
-            return xp.subtract(a, b)  # sub(self, other) arrives as add(..., alpha=-1)
-        _check_alpha(alpha, dt)
-        b = xp.multiply(b, scalar_to(alpha, dt))
-        return xp.add(a, b)
+        _check_alpha(op, alpha, dt)
+        return ufunc(a, xp.multiply(b, scalar_to(alpha, dt)))
+
+    def add(a, b, alpha):
+        return _scaled("add", a, b, alpha, xp.add)
+
+    def sub(a, b, alpha):
+        return _scaled("sub", a, b, alpha, xp.subtract)
 
     def mul(a, b):
         if a.__class__ in PY_NUMBERS or b.__class__ in PY_NUMBERS:
@@ -218,7 +222,7 @@ def kernels(xp) -> dict:
         return xp.where(xp.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
 
     return {
-        "add": add, "mul": mul,
+        "add": add, "sub": sub, "mul": mul,
         # NOTE: numpy's float floor_divide/remainder follow Python's divmod, as PyTorch's
         # do (remainder takes the divisor's sign; fmod takes the dividend's).
         "div": div, "true_divide": true_divide,
