@@ -26,29 +26,68 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and intege
 def getitem(t, index):
     """``t[index]``: a view for basic indexing, a new tensor otherwise."""
     idx, basic = normalize(t, index)
+    return index_normalized(t, idx, basic)
+
+
+def index_normalized(t, idx: tuple, basic: bool):
+    """``t[idx]`` for an index already ``normalize``-d (autograd replays views with it)."""
     backend = t._type.backend
     r = t._type.kernels["index"](t._data, idx)
-    return _d.wrap_view(r, backend, t) if basic else _d.wrap(r, backend)
+    out = _d.wrap_view(r, backend, t, _replay_index, (idx,)) if basic else _d.wrap(r, backend)
+    if t.requires_grad:
+        from .autograd import record_handwritten
+        record_handwritten("index", (out,), t, idx)
+    return out
+
+
+def _replay_index(t, idx):
+    return index_normalized(t, idx, True)
+
+
+def basic_index(idx: tuple) -> bool:
+    """Whether a normalized index is basic (ints, slices, None only): it gives a view."""
+    return all(it is None or it.__class__ in (int, slice) for it in idx)
 
 
 def setitem(t, index, value) -> None:
     """``t[index] = value``: ``value`` is a number or a Tensor that broadcasts to ``t[index]``
     and is cast to ``t.dtype``. On error ``t`` is left unchanged."""
     idx, _ = normalize(t, index)
-    if isinstance(value, _d._Tensor):
+    index_put_normalized(t, idx, value, accumulate=False)
+
+
+def index_put_normalized(t, idx: tuple, value, accumulate: bool = False):
+    """``t[idx] = value`` (or ``+=`` with ``accumulate``, where repeated indices add up)
+    for a normalized index; records autograd history (``index_put_`` in
+    ``derivatives.yaml``). Returns ``t``."""
+    tensor_value = isinstance(value, _d._Tensor)
+    if tensor_value:
         if value.device != t.device:
             raise DeviceMismatchError(f"index_put_(): value is on {value.device} but the "
                                       f"tensor is on {t.device}; move it with "
                                       f".to('{t.device}')")
-        value = value._data
+        arr = value._data
     elif _t.scalar_kind(value) is not None:
-        value = value.item() if hasattr(value, "item") else value
+        arr = value.item() if hasattr(value, "item") else value
     else:
         raise TypeError(f"can't assign a {type(value).__name__} to a {t._type.name} tensor; "
                         f"assign a number or a Tensor (wrap data with ember.tensor(...))")
     _d.check_writable("index_put_", t)
-    t._type.kernels["index_put_"](t._data, idx, value)
+    node = None
+    if t.requires_grad or (tensor_value and value.requires_grad):
+        from .autograd import RECORDERS
+        from .autograd.grad_mode import STATE
+        if STATE.enabled:
+            from .autograd.views import check_inplace
+            check_inplace("index_put_", t)
+            node = RECORDERS["index_put_"][1](True, t, idx, value, accumulate)
+    t._type.kernels["index_put_"](t._data, idx, arr, accumulate)
     t._bump_version()
+    if node is not None:
+        from .autograd.views import finish_outputs, rebase_history
+        rebase_history(t, node)
+        finish_outputs(node, (t,))
+    return t
 
 
 def normalize(t, index) -> tuple[tuple, bool]:

@@ -54,8 +54,11 @@ def wrap(arr, backend):
     return t
 
 
-def wrap_view(arr, backend, base):
-    """Like ``wrap`` but marks the result as a view of ``base`` (shares its version counter).
+def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
+    """Like ``wrap`` but marks the result as a view of ``base``: it shares the version
+    counter of ``base``'s root and remembers its *view function* ``(previous, op, args,
+    index)``, which autograd replays after an in-place op on the view (see
+    ``autograd/views.py``). ``op=None`` makes a view autograd cannot replay.
 
     A view-or-copy kernel (``reshape``, ``contiguous``) that had to copy returns a fresh
     array (``arr.base is None``, and not ``base``'s own array): that result is a plain
@@ -64,10 +67,16 @@ def wrap_view(arr, backend, base):
     t = wrap(arr, backend)
     if t._data.base is None and t._data is not base._data:
         return t
-    root = base._base if base._base is not None else base
+    if base._base is not None:
+        root, prev = base._base, base._view_fn
+        t._view_fn = None if op is None or prev is None else (prev, op, args, index)
+    else:
+        root = base
+        t._view_fn = None if op is None else (None, op, args, index)
     t._base = root
     vc = root._vc
     t._vc = vc if vc is not None else root._version_counter()
+    t._view_version = t._vc.value
     return t
 
 

@@ -49,8 +49,10 @@ class Tensor:
     (``x.add(y)``) and operators (``x + y``), with PyTorch's broadcasting and promotion.
     """
 
+    # NOTE: _view_fn/_view_version are set only on views, _grad_acc only on leaves that
+    # autograd has seen: read them with getattr(t, name, None) or after checking _base.
     __slots__ = ("_data", "_type", "requires_grad", "grad", "grad_fn", "output_nr", "_base",
-                 "_vc", "__weakref__")
+                 "_vc", "_view_fn", "_view_version", "_grad_acc", "__weakref__")
 
     # NOTE: no __init__: factories and dispatch.wrap fill the slots directly (hot path).
     def __init__(self, *args, **kwargs):
@@ -147,16 +149,83 @@ class Tensor:
         self._version_counter().value += 1
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` in place. Raises RuntimeError for non-floating tensors."""
+        """Set ``requires_grad`` in place and return ``self``.
+
+        Raises RuntimeError for non-floating tensors, and for turning it off on a non-leaf
+        (use ``detach()``), as PyTorch does.
+        """
         if requires_grad and not self._type.scalar_type.is_floating_point:
             raise RuntimeError(f"only tensors of floating point dtype can require gradients, "
                                f"got {self.dtype}; convert first with .float()")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
         self.requires_grad = requires_grad
         return self
 
     def detach(self) -> Tensor:
-        """A new tensor sharing memory (and version counter) with this one, without grad."""
-        return _d.wrap_view(self._data, self._type.backend, self)
+        """A new leaf sharing memory (and the version counter) with this one, without
+        history: in-place changes to either are seen by the other and by autograd's
+        version checks."""
+        t = _d.wrap(self._data, self._type.backend)
+        t._vc = self._version_counter()
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach ``self`` from its history in place (it becomes a leaf without grad).
+
+        Raises RuntimeError on a view (use ``detach()``), as PyTorch does."""
+        if self._base is not None and self._view_fn is not None and self.grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn, self.output_nr, self.requires_grad = None, 0, False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate the gradient of this tensor w.r.t. the graph leaves into their
+        ``.grad`` (``torch.Tensor.backward``); see ``ember.autograd.backward``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Run ``hook(grad) -> Tensor or None`` whenever the gradient for this tensor is
+        computed; a returned tensor replaces the gradient. Returns a handle with
+        ``remove()``. Raises RuntimeError if the tensor does not require grad."""
+        from .autograd.function import RemovableHandle, grad_accumulator
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient; call .requires_grad_() first")
+        if self.grad_fn is not None:
+            from .autograd.function import gradient_edge
+            node, nr = gradient_edge(self)
+        else:
+            node, nr = grad_accumulator(self), 0
+            self._grad_acc = node  # hooks live on the accumulator: keep it alive
+        hooks = node._tensor_hooks(nr)
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves).
+
+        Raises RuntimeError if the tensor does not require grad."""
+        import weakref
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        node = self.grad_fn
+        if node._retain_grad is None:
+            node._retain_grad = {}
+        node._retain_grad[self.output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether ``retain_grad()`` was called on this non-leaf tensor."""
+        node = self.grad_fn
+        return node is not None and bool(node._retain_grad) and \
+            self.output_nr in node._retain_grad
 
     # --- conversions ---------------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
@@ -183,7 +252,11 @@ class Tensor:
             idx = _t.Device(device).index if device is not None else None
             arr = target.from_numpy(here.to_numpy(arr), idx)
         arr = arr.astype(st.numpy, copy=copy or target is here)
-        return _d.wrap(arr, target)
+        out = _d.wrap(arr, target)
+        if self.requires_grad:
+            from .autograd import record_handwritten
+            record_handwritten("_to_copy", (out,), self, st, device)
+        return out
 
     def cpu(self) -> Tensor:
         """``self.to("cpu")``."""

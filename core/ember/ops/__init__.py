@@ -11,12 +11,17 @@ from . import codegen, native, overloads
 from .native import NativeFunction
 
 FUNCTIONS: list[NativeFunction] = []
+DERIVATIVES: dict = {}  # qualified op name -> autograd.derivatives.Derivative
 
 
 def install(namespace: dict, tensor_cls) -> dict:
     """Generate and install every op; returns python name -> callable for functions."""
+    from ..autograd import derivatives
     FUNCTIONS[:] = native.load()
-    compiled = codegen.compile_functions(FUNCTIONS)
+    DERIVATIVES.clear()
+    DERIVATIVES.update(derivatives.load())
+    derivatives.check_against(FUNCTIONS, DERIVATIVES)
+    compiled = codegen.compile_functions(FUNCTIONS, DERIVATIVES)
     functions: dict[str, list] = {}
     methods: dict[str, list] = {}
     for nf in FUNCTIONS:

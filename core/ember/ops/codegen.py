@@ -23,10 +23,37 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import dispatch as _d
+from ..autograd import grad_mode as _grad_mode
+from ..autograd import views as _views
 from .native import DIM_ARG_NAMES, NativeFunction
 from .schema import Argument, FunctionSchema
 
 _SOURCES: dict[str, str] = {}
+NAMESPACE: dict = {}  # the generated wrappers' globals (ember.autograd adds its recorders)
+
+
+def any_requires_grad(tensors) -> bool:
+    for t in tensors:
+        if t.requires_grad:
+            return True
+    return False
+
+
+def out_grad_error(op: str) -> RuntimeError:
+    return RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                        f"differentiation, but one of the arguments requires grad; call "
+                        f"{op}() without out=, or under 'with ember.no_grad():'")
+
+
+def no_derivative(op: str) -> NotImplementedError:
+    return NotImplementedError(f"the derivative for '{op}' is not implemented: add an entry "
+                               f"to ember/autograd/derivatives.yaml, or call it under "
+                               f"'with ember.no_grad():' or on .detach()-ed inputs")
+
+
+def recorder_name(qualified: str) -> str:
+    """Global name of an op's autograd recorder in the wrappers' namespace."""
+    return "_ag_" + qualified.replace(".", "__")
 
 
 def _namespace() -> dict:
@@ -48,7 +75,12 @@ def _namespace() -> dict:
         "_gen": _generator_arg, "_value_error": _d.kernel_value_error,
         "_composite": composite.COMPOSITES, "_len": len,
         "_isinstance": isinstance, "_int": int, "_float": float, "_tuple": tuple,
-        "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0},
+        "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0}, "_enumerate": enumerate,
+        # autograd (the recorders ``_ag_<op>`` are added by ember.autograd at import)
+        "_gm": _grad_mode.STATE, "_finish": _views.finish, "_finish_outputs": _views.finish_outputs,
+        "_record_inplace": _views.record_inplace, "_check_inplace": _views.check_inplace,
+        "_rebase": _views.rebase_history, "_any_rg": any_requires_grad,
+        "_out_grad_error": out_grad_error, "_no_derivative": no_derivative,
     }
 
 
@@ -139,19 +171,45 @@ def _kernel_arg(a: Argument, promoted: set[str]) -> str:
     return n
 
 
-def _returns(schema: FunctionSchema, nt_name: str | None, view_of: str | None) -> list[str]:
+def _returns(schema: FunctionSchema, nt_name: str | None, view: tuple | None):
+    """(expression for the result, expression for its tuple of outputs) or None for a
+    non-Tensor return. ``view`` = (op name, its args) for a view op."""
     rets = schema.returns
-    wrap = (lambda e: f"_wrap_view({e}, _T.backend, {view_of})") if view_of else \
-        (lambda e: f"_wrap({e}, _T.backend)")
+
+    def wrap(e: str, index: str = "None") -> str:
+        if view is None:
+            return f"_wrap({e}, _T.backend)"
+        fn, args = view
+        return f"_wrap_view({e}, _T.backend, self, {fn}, ({args}), {index})"
     if len(rets) == 1 and rets[0].type.is_tensor:
-        return [f"return {wrap('_r')}"]
+        return wrap("_r"), "(_res,)"
     if len(rets) == 1 and rets[0].type.is_tensor_list:
-        return [f"return _tuple({wrap('_x')} for _x in _r)"]
+        if view is not None:
+            return f"_tuple({wrap('_x', '_i')} for _i, _x in _enumerate(_r))", "_res"
+        return f"_tuple({wrap('_x')} for _x in _r)", "_res"
     if len(rets) > 1:
         items = ", ".join(wrap(f"_r[{i}]") if r.type.is_tensor else f"_r[{i}]"
                           for i, r in enumerate(rets))
-        return [f"return {nt_name}({items})"]
-    return ["return _r"]
+        return f"{nt_name}({items})", "_res"
+    return None
+
+
+def _requires_grad(schema: FunctionSchema, names, promoted: set) -> str:
+    """Source of the test 'does any differentiable input require grad?'."""
+    parts = []
+    for a in schema.arguments:
+        if a.type.base != "Tensor" or a.name not in names:
+            continue
+        n = a.name
+        if a.type.is_list:
+            parts.append(f"_any_rg({n})")
+        elif n in promoted:
+            parts.append(f"(_isinstance({n}, _Tensor) and {n}.requires_grad)")
+        elif a.type.optional:
+            parts.append(f"({n} is not None and {n}.requires_grad)")
+        else:
+            parts.append(f"{n}.requires_grad")
+    return " or ".join(parts)
 
 
 def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
@@ -160,10 +218,12 @@ def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
     return op if not nf.schema.overload else f"{op}__{nf.schema.overload}"
 
 
-def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]:
+def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str, str, dict]:
     """Source of one wrapper: (python name, source, extra globals).
 
-    ``inplace=True`` generates ``add_`` from the functional declaration.
+    ``inplace=True`` generates ``add_`` from the functional declaration. ``deriv`` is the
+    op's ``derivatives.yaml`` entry (None if it has none: then the wrapper raises when
+    asked to record a gradient).
     """
     schema = nf.schema
     op = schema.name + "_" if inplace else schema.name
@@ -262,7 +322,23 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
             body.append("return _res")
     else:
         call = f"_r = _T.kernels[{nf.kernel_name!r}]({kargs})"
-        if schema.is_inplace:  # declared in place (fill_, copy_): its kernel writes self
+        # the autograd layer: only ops with a gradient, only if an input requires grad
+        if deriv is None:
+            rg = _requires_grad(schema, {a.name for a in tensors}, promoted)
+        elif deriv.not_differentiable:
+            rg = ""
+        else:
+            rg = _requires_grad(schema, set(deriv.differentiable_inputs), promoted)
+        record = f"{recorder_name(nf.kernel_name)}" if deriv is not None else None
+        rec_args = ", ".join(a.name for a in schema.arguments)
+        if schema.is_inplace and rg:  # declared in place (fill_, copy_): record before
+            body += [f"if ({rg}) and _gm.enabled:",
+                     f"    _check_inplace({op!r}, self)" if record else
+                     f"    raise _no_derivative({op!r})",
+                     f"    _node = {record}(True, {rec_args})" if record else "",
+                     "else:", "    _node = None"]
+            body = [b for b in body if b]
+        if schema.is_inplace:  # its kernel writes self
             body.append(f"_check_writable({op!r}, self)")
         if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
             # NOTE: try costs nothing in CPython 3.11+ until it raises.
@@ -273,27 +349,54 @@ def generate(nf: NativeFunction, inplace: bool = False) -> tuple[str, str, dict]
         else:
             body.append(call)
         if inplace:
+            if rg:
+                body += [f"if ({rg}) and _gm.enabled:",
+                         f"    return _record_inplace({op!r}, self, _r, {record}, ({rec_args},))"
+                         if record else f"    raise _no_derivative({op!r})"]
             body.append(f"return _write_inplace({op!r}, self, _r)")
         elif schema.is_inplace:
             # NOTE: the kernel validated everything before writing self's array in place
-            body += ["self._bump_version()", "return self"]
+            body += ["self._bump_version()"]
+            if rg:
+                body += ["if _node is not None:", "    _rebase(self, _node)",
+                         "    _finish_outputs(_node, (self,))"]
+            body += ["return self"]
         else:
             if with_out:
-                body.append(f"if out is not None: return _write_out({op!r}, out, _r)")
-            view_of = "self" if schema.is_view else None
-            body += _returns(schema, nt_name, view_of)
+                body.append("if out is not None:")
+                if rg:
+                    body.append(f"    if ({rg}) and _gm.enabled: raise _out_grad_error({op!r})")
+                body.append(f"    return _write_out({op!r}, out, _r)")
+            view = None
+            if schema.is_view:
+                view_args = "".join(f"{a.name}, " for a in schema.arguments if a.name != "self")
+                view = (fn_name, view_args)
+            ret = _returns(schema, nt_name, view)
+            if ret is None:
+                body.append("return _r")
+            elif not rg:
+                body.append(f"return {ret[0]}")
+            else:
+                body += [f"_res = {ret[0]}", f"if ({rg}) and _gm.enabled:",
+                         f"    _finish({record}(False, {rec_args}), {ret[1]})" if record else
+                         f"    raise _no_derivative({op!r})",
+                         "return _res"]
     lines += ["    " + b for b in body]
     return fn_name, "\n".join(lines) + "\n", extra
 
 
-def compile_functions(nfs: list[NativeFunction]) -> dict[str, object]:
-    """Compile every wrapper; returns python name (``add``, ``add_``, ``max__dim``) -> function."""
-    ns = _namespace()
+def compile_functions(nfs: list[NativeFunction], derivs: dict | None = None) -> dict[str, object]:
+    """Compile every wrapper; returns python name (``add``, ``add_``, ``max__dim``) -> function.
+
+    ``derivs``: the ``derivatives.yaml`` entries by qualified op name."""
+    ns = NAMESPACE
+    ns.clear()
+    ns.update(_namespace())
     out = {}
     for nf in nfs:
         variants = [False] + ([True] if nf.inplace_schema is not None else [])
         for inplace in variants:
-            name, src, extra = generate(nf, inplace)
+            name, src, extra = generate(nf, inplace, (derivs or {}).get(nf.kernel_name))
             ns.update(extra)
             filename = f"<ember.ops generated: {name} from {nf.location}>"
             exec(compile(src, filename, "exec"), ns)  # noqa: S102 - generated from the yaml

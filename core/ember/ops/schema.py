@@ -24,6 +24,7 @@ from dataclasses import dataclass
 BASE_TYPES = frozenset({
     "Tensor", "Scalar", "int", "float", "bool", "str", "ScalarType", "Device", "Generator",
     "Layout", "MemoryFormat", "Dimname", "SymInt",
+    "Any",  # any Python value: the index of handwritten ops in autograd/derivatives.yaml
 })
 # base, alias before a list suffix (``Tensor(a)[]``), list suffix, ?, alias (``Tensor(a!)``)
 _TYPE_RE = re.compile(r"^([A-Za-z]+)(?:\(([a-z])(!?)\))?(\[(\d*)\])?(\?)?(?:\(([a-z])(!?)\))?$")

@@ -87,7 +87,7 @@ def kernels(xp) -> dict:
         # numpy treats a 0-d integer array like an int (a view); tensor indices copy
         return r.copy() if xp.may_share_memory(r, a) else r
 
-    def index_put_(a, idx, value):
+    def index_put_(a, idx, value, accumulate=False):
         basic, adv = split_index(xp, idx)
         v = a[basic]  # a view: writing it writes a
         if adv is not None:
@@ -97,14 +97,22 @@ def kernels(xp) -> dict:
         if adv is None:
             if _is_array(value):
                 check_broadcast_to("index_put_", value.shape, v.shape, "value")
-            v[...] = value
+            if accumulate:
+                v[...] += value
+            else:
+                v[...] = value
             return a
         try:
-            v[adv] = value  # numpy/CuPy check the shapes before writing anything
+            if accumulate:  # repeated indices add up (plain v[adv] += value keeps one)
+                sel = v[adv]
+                value = xp.broadcast_to(xp.asarray(value, dtype=a.dtype), sel.shape)
+                xp.add.at(v, adv, value)
+            else:
+                v[adv] = value  # numpy/CuPy check the shapes before writing anything
         except ValueError as e:
             raise ShapeError(f"index_put_(): shape mismatch: value tensor of shape "
-                             f"{list(value.shape)} cannot be expanded to the indexing result "
-                             f"({e})") from None
+                             f"{list(getattr(value, 'shape', ()))} cannot be expanded to the "
+                             f"indexing result ({e})") from None
         return a
 
     def index_select(a, dim, index):

@@ -1,0 +1,184 @@
+"""``ember.autograd``: reverse-mode automatic differentiation (PyTorch's semantics).
+
+* ``backward(tensors, grad_tensors)`` / ``Tensor.backward()`` accumulate into leaves'
+  ``.grad``; ``grad(outputs, inputs)`` returns the gradients instead.
+* ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``is_grad_enabled``: grad modes.
+* ``Function``: custom ops with a hand-written backward.
+* ``gradcheck`` / ``gradgradcheck``: finite-difference checks of first and second
+  derivatives.
+
+How it fits together: ``derivatives.yaml`` gives each op a formula per input; at import
+``codegen.py`` turns each entry into a Node class and a recorder that the op wrappers call
+when an input requires grad; ``engine.py`` walks the recorded graph; ``views.py`` handles
+in-place ops on views.
+"""
+from __future__ import annotations
+
+from .function import AccumulateGrad, Edge, Node
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import graph  # noqa: F401 - ember.autograd.graph.Node, as in PyTorch
+
+RECORDERS: dict = {}  # qualified op name -> (Node class, recorder)
+
+
+def _install() -> None:
+    """Compile the backward nodes and hand the op wrappers their recorders."""
+    from ..ops import DERIVATIVES
+    from ..ops.codegen import NAMESPACE, recorder_name
+    from .codegen import compile_all
+    RECORDERS.clear()
+    RECORDERS.update(compile_all(DERIVATIVES))
+    for name, (_, rec) in RECORDERS.items():
+        NAMESPACE[recorder_name(name)] = rec
+
+
+def record_handwritten(name: str, outputs, *args) -> None:
+    """Record the backward of a hand-written op (``Tensor.to``, indexing) whose
+    ``derivatives.yaml`` entry is ``name``, if grad mode is on."""
+    from .grad_mode import STATE
+    if STATE.enabled:
+        from .views import finish
+        finish(RECORDERS[name][1](False, *args), outputs)
+
+
+def _tensors(x, what: str) -> list:
+    from ..tensor import Tensor
+    if isinstance(x, Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
+        return list(x)
+    raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got "
+                    f"{type(x).__name__}")
+
+
+def _make_grads(outputs, grads, create_graph: bool) -> list:
+    from .. import ones_like
+    from ..tensor import Tensor
+    if grads is None:
+        grads = [None] * len(outputs)
+    elif isinstance(grads, Tensor):
+        grads = [grads]
+    else:
+        grads = list(grads)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs; pass one "
+                           f"per output (None for scalar outputs)")
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs; "
+                                   f"output {i} has shape {list(t.shape)}: pass a gradient "
+                                   f"of that shape (e.g. ember.ones_like(output))")
+            g = ones_like(t)
+        elif not isinstance(g, Tensor):
+            raise TypeError(f"gradient {i} must be a Tensor or None, got {type(g).__name__}")
+        elif g.shape != t.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{list(g.shape)} and output[{i}] has a shape of "
+                               f"{list(t.shape)}.")
+        out.append(g)
+    return out
+
+
+def _roots(outputs) -> list:
+    from .function import gradient_edge
+    roots = []
+    for i, t in enumerate(outputs):
+        e = gradient_edge(t)
+        if e is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn; did you compute it under no_grad, from "
+                               f"tensors without requires_grad=True, or .detach() it?")
+        roots.append(e)
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaf) into each leaf's ``.grad`` (``torch.autograd.backward``).
+
+    Args:
+        tensors: Tensor(s) to differentiate; a non-scalar one needs a ``grad_tensors``
+            entry of its shape.
+        retain_graph: keep saved tensors for another backward (default: ``create_graph``).
+        create_graph: record the backward pass itself, for higher derivatives.
+        inputs: only accumulate into these tensors (leaves, or non-leaves whose ``.grad``
+            is then set as by ``retain_grad``).
+    Raises RuntimeError for outputs that do not require grad, non-scalar outputs without
+    a gradient, and a second backward through freed saved tensors.
+    """
+    from .engine import run_backward
+    from .function import gradient_edge
+    outputs = _tensors(tensors, "backward()")
+    grads = _make_grads(outputs, grad_tensors, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is None:
+        run_backward(_roots(outputs), grads, retain_graph=retain_graph,
+                     create_graph=create_graph)
+        return
+    inputs = _tensors(inputs, "backward(inputs=...)")
+    if not inputs:
+        raise RuntimeError("backward(): 'inputs' must not be empty; pass None to accumulate "
+                           "into every leaf")
+    edges = []
+    for i, t in enumerate(inputs):
+        e = gradient_edge(t)
+        if e is None:
+            raise RuntimeError(f"backward(): input {i} of 'inputs' does not require grad")
+        edges.append(e)
+    got = run_backward(_roots(outputs), grads, retain_graph=retain_graph,
+                       create_graph=create_graph, inputs=edges, accumulate=True)
+    for t, g in zip(inputs, got):  # non-leaves: the captured gradient becomes .grad
+        if t.grad_fn is not None and g is not None:
+            t.grad = g if t.grad is None else t.grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused=None, materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` w.r.t. ``inputs``, without touching ``.grad``
+    (``torch.autograd.grad``).
+
+    Returns a tuple with one Tensor per input (None for an unused input when
+    ``allow_unused``; zeros with ``materialize_grads``). Raises RuntimeError if an input
+    does not require grad, or is unused and ``allow_unused`` is not set.
+    """
+    from .. import zeros_like
+    from .engine import run_backward
+    from .function import gradient_edge
+    outs = _tensors(outputs, "grad()")
+    ins = _tensors(inputs, "grad(inputs=...)")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = _make_grads(outs, grad_outputs, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = []
+    for i, t in enumerate(ins):
+        e = gradient_edge(t)
+        if e is None:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
+                               f"require grad")
+        edges.append(e)
+    got = run_backward(_roots(outs), grads, retain_graph=retain_graph,
+                       create_graph=create_graph, inputs=edges, accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(ins, got)):
+        if g is None:
+            if materialize_grads:
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to "
+                                   f"not have been used in the graph. Set allow_unused=True if "
+                                   f"this is the desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+from .custom import Function, FunctionCtx, once_differentiable  # noqa: E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ = ["AccumulateGrad", "Edge", "Function", "FunctionCtx", "GradcheckError", "Node",
+           "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "is_grad_enabled",
+           "no_grad", "once_differentiable", "set_grad_enabled"]

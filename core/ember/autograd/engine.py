@@ -1,0 +1,165 @@
+"""The autograd engine: run the backward graph from some roots to the leaves.
+
+``run_backward`` is independent of any frontend (``Tensor.backward`` and
+``ember.autograd.grad`` both call it). One call is one *graph task* with its own state,
+so independent graphs can run from several threads at once; the only shared writes are
+into leaves' ``.grad``, which AccumulateGrad guards with a lock.
+
+The walk, as in PyTorch's engine:
+
+1. discover the nodes reachable from the roots and count, for each node, how many edges
+   point at it (its dependencies); with ``inputs`` given, keep only nodes that lead to
+   one of them;
+2. put the roots' gradients in their input buffers and the roots on a ready queue
+   (a heap: of the ready nodes, the most recently created runs first);
+3. pop a node, run its tensor hooks, run it (pre-hooks, apply, post-hooks), and add each
+   resulting gradient into the buffer of the node its edge points to, reduced to the
+   shape and cast to the dtype that node expects; a node whose dependencies reach zero
+   is ready.
+
+Without ``retain_graph`` each node frees its saved tensors once it has run. With
+``create_graph`` the walk runs in grad mode, so the formulas record a graph of their own.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .function import AccumulateGrad, call_node
+from .grad_mode import STATE
+
+
+def _discover(roots) -> list:
+    """Every node reachable from ``roots``, children before parents (post-order)."""
+    order, seen = [], set()
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, it = stack[-1]
+            for e in it:
+                if e is not None and e[0] not in seen:
+                    seen.add(e[0])
+                    stack.append((e[0], iter(e[0].next_functions)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def _validate(g, node, nr: int, producer):
+    """``g`` reduced to the shape and converted to the Type that input ``nr`` of ``node``
+    expects (the gradient of a broadcast operand is summed over the broadcast dims)."""
+    meta = node._out_meta[nr] if nr < len(node._out_meta) else None
+    if meta is None:
+        return g
+    shape, typ = meta
+    if g._data.shape != shape:
+        from .formulas import is_expandable_to, sum_to
+        if not is_expandable_to(shape, g._data.shape):
+            raise RuntimeError(f"Function {producer.name()} returned an invalid gradient - "
+                               f"got shape {list(g._data.shape)} but expected shape "
+                               f"compatible with {list(shape)}")
+        g = sum_to(g, shape)
+    if g._type is not typ:
+        g = g.to(dtype=typ.scalar_type, device=typ.backend.name)
+    return g
+
+
+def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs=None,
+                 accumulate: bool = True):
+    """Run the graph from ``roots`` (Edges ``(node, output_nr)``) seeded with ``grads``.
+
+    ``inputs``: Edges to stop at; their gradients are returned (a list, None where no
+    gradient arrived). With ``accumulate`` the leaves among them (or every reachable leaf
+    when ``inputs`` is None) get ``.grad`` accumulated.
+    """
+    targets: dict = {}
+    for i, e in enumerate(inputs or ()):
+        targets.setdefault(e[0], {}).setdefault(e[1], []).append(i)
+    order = _discover([e[0] for e in roots])
+    reach = None
+    if inputs is not None:
+        reach = set()
+        for node in order:  # children come first, so one pass suffices
+            if node in targets or any(e is not None and e[0] in reach
+                                      for e in node.next_functions):
+                reach.add(node)
+    deps: dict = {}
+    for node in order:
+        for e in node.next_functions:
+            if e is not None and (reach is None or e[0] in reach):
+                deps[e[0]] = deps.get(e[0], 0) + 1
+
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, grads):
+        _add(buffers, node, nr, g)
+    tie = itertools.count()
+    ready = [(-n.sequence_nr, next(tie), n) for n in dict.fromkeys(e[0] for e in roots)
+             if deps.get(n, 0) == 0]
+    heapq.heapify(ready)
+    captured = [None] * len(inputs or ())
+
+    prev_mode = STATE.enabled
+    STATE.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            buf = buffers.pop(node, None) or [None] * max(1, len(node._out_meta))
+            if node._tensor_pre_hooks or node._retain_grad:
+                _tensor_hooks(node, buf)
+            if node in targets:
+                for nr, idx in targets[node].items():
+                    for i in idx:
+                        captured[i] = buf[nr] if nr < len(buf) else None
+            run = reach is None or (accumulate and node in targets and
+                                    node.__class__ is AccumulateGrad) or \
+                any(e is not None and e[0] in reach for e in node.next_functions)
+            out = None
+            if run and any(g is not None for g in buf):
+                out = call_node(node, buf)
+                if not retain_graph:
+                    node.release_variables()
+            for i, e in enumerate(node.next_functions):
+                if e is None or (reach is not None and e[0] not in reach):
+                    continue
+                nxt = e[0]
+                g = out[i] if out is not None else None
+                if g is not None:
+                    _add(buffers, nxt, e[1], _validate(g, nxt, e[1], node))
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt.sequence_nr, next(tie), nxt))
+    finally:
+        STATE.enabled = prev_mode
+    return captured
+
+
+def _add(buffers: dict, node, nr: int, g) -> None:
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * max(nr + 1, len(node._out_meta))
+    elif nr >= len(buf):
+        buf.extend([None] * (nr + 1 - len(buf)))
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _tensor_hooks(node, buf: list) -> None:
+    """Hooks registered with ``Tensor.register_hook`` (in order), then ``retain_grad``."""
+    for nr, hooks in (node._tensor_pre_hooks or {}).items():
+        if nr < len(buf) and buf[nr] is not None:
+            for hook in list(hooks):
+                new = hook(buf[nr])
+                if new is not None:
+                    buf[nr] = new
+    for nr, ref in (node._retain_grad or {}).items():
+        t = ref()
+        if t is not None and nr < len(buf) and buf[nr] is not None:
+            g = buf[nr]
+            if t.grad is None:
+                t.grad = g if (STATE.enabled and g.requires_grad) else g.detach().clone()
+            else:
+                t.grad = t.grad + g

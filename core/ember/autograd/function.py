@@ -1,0 +1,275 @@
+"""The autograd graph: Node (a backward function), Edge, AccumulateGrad, SavedVariable.
+
+An op that records history creates one Node. Its ``next_functions`` are Edges ``(node,
+input_nr)``, one per Tensor input: the input's own ``grad_fn`` and its ``output_nr``, an
+AccumulateGrad for a leaf that requires grad, or ``None`` for an input that needs no
+gradient. Calling a node maps the gradients of its forward outputs to the gradients of
+its forward inputs (PyTorch names them ``grad_outputs`` -> ``grad_inputs``).
+
+Nodes hold what their formulas need as SavedVariables, which remember the tensor's
+version: unpacking one after an in-place change raises PyTorch's error.
+
+NOTE: a node never holds its own outputs as Tensors (that would be a cycle through
+``grad_fn``): a saved output keeps its array and is rebuilt on unpack.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from collections import namedtuple
+
+from .. import dispatch as _d
+
+Edge = namedtuple("Edge", "function input_nr")
+Edge.__doc__ = "A gradient edge: the Node that receives the gradient, and which of its inputs."
+
+_sequence = itertools.count()  # creation order: the engine runs later nodes first
+_accumulate_lock = threading.Lock()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+class Node:
+    """A backward function in the autograd graph (PyTorch's ``torch.autograd.graph.Node``).
+
+    Attributes: ``next_functions`` (a tuple of ``(Node, input_nr)`` or ``None``, one per
+    forward input), ``sequence_nr`` (creation order). Subclasses implement ``apply(grads)``:
+    a tuple with one gradient (Tensor or None) per ``next_functions`` entry.
+    """
+
+    __slots__ = ("next_functions", "sequence_nr", "_out_meta", "_pre_hooks", "_post_hooks",
+                 "_tensor_pre_hooks", "_retain_grad", "__weakref__")
+
+    def __init__(self):
+        self.sequence_nr = next(_sequence)
+        self.next_functions = ()
+        self._out_meta = ()
+        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = None
+        self._retain_grad = None
+
+    def name(self) -> str:
+        """``MulBackward0``: the class name, as PyTorch prints it."""
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def apply(self, grads: tuple) -> tuple:
+        raise NotImplementedError(f"{self.name()}.apply() is not implemented")
+
+    def release_variables(self) -> None:
+        """Free saved tensors (after a backward pass without ``retain_graph``)."""
+
+    def __call__(self, *grads):
+        """Run this node on ``grads`` (one per forward output) with its hooks."""
+        return call_node(self, list(grads))
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return new
+        ``grad_inputs`` (a tuple, one per ``next_functions`` entry)."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; it may return new ``grad_outputs``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _tensor_hooks(self, nr: int) -> list:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return self._tensor_pre_hooks.setdefault(nr, [])
+
+
+def call_node(node: Node, grads: list) -> tuple:
+    """Node pre-hooks, ``apply``, then post-hooks (tensor hooks run in the engine)."""
+    if node._pre_hooks:
+        for hook in node._pre_hooks:
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    out = node.apply(grads)
+    if len(out) != len(node.next_functions):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(node.next_functions)}, got {len(out)})")
+    if node._post_hooks:
+        for hook in node._post_hooks:
+            new = hook(tuple(out), tuple(grads))
+            if new is not None:
+                out = tuple(new)
+    return out
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.sequence_nr = float("inf")  # run as soon as ready, like PyTorch
+        self.variable = variable
+        self._out_meta = ((variable._data.shape, variable._type),)
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None:
+            return ()
+        v = self.variable
+        from .grad_mode import STATE
+        with _accumulate_lock:
+            if v.grad is None:
+                # NOTE: a gradient may be shared (``a + b`` passes one grad to both inputs)
+                # or a view (``expand``): own a copy unless it carries a graph to keep.
+                v.grad = g if (STATE.enabled and g.requires_grad) else _own(g)
+            elif STATE.enabled:
+                v.grad = v.grad + g  # create_graph: out of place, so the sum is recorded
+            else:
+                v.grad._data += g._data
+                v.grad._bump_version()
+        return ()
+
+
+def _own(g):
+    """A fresh, contiguous, graph-free copy of ``g``."""
+    return _d.wrap(g._data.copy(), g._type.backend)
+
+
+def grad_accumulator(t) -> AccumulateGrad:
+    """The (cached) AccumulateGrad of leaf ``t``; the tensor holds it weakly."""
+    ref = getattr(t, "_grad_acc", None)
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_acc = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t):
+    """The Edge a gradient for ``t`` flows along, or None if ``t`` needs none."""
+    fn = t.grad_fn
+    if fn is not None:
+        if t._base is not None and t._vc.value != t._view_version:
+            from .views import refresh_view
+            refresh_view(t)  # an in-place op on the base rewrote its history
+            fn = t.grad_fn
+        return (fn, t.output_nr)
+    if t.requires_grad:
+        return (grad_accumulator(t), 0)
+    return None
+
+
+def set_history(node: Node, outputs) -> None:
+    """Make ``node`` the ``grad_fn`` of each floating-point Tensor in ``outputs``."""
+    meta = []
+    for i, t in enumerate(outputs):
+        if t.__class__ is not _d._Tensor and not isinstance(t, _d._Tensor) or \
+                not t._type.scalar_type.is_floating_point:
+            meta.append(None)  # integral outputs (indices) never require grad
+            continue
+        t.grad_fn = node
+        t.output_nr = i
+        t.requires_grad = True
+        if t._base is not None:
+            t._view_version = t._vc.value
+        meta.append((t._data.shape, t._type))
+    node._out_meta = tuple(meta)
+
+
+# --- saved variables -------------------------------------------------------------------------
+
+class SavedVariable:
+    """A tensor saved for backward with the version it had when saved.
+
+    An input is kept as the Tensor itself; an output keeps only its array, type and version
+    counter (no ``grad_fn``, which would point back at the saving node).
+    """
+
+    __slots__ = ("tensor", "data", "type", "vc", "version", "output_nr", "name")
+
+    def __init__(self, t, name: str, is_output: bool = False):
+        self.name = name
+        if is_output:
+            self.tensor = None
+            self.data, self.type, self.output_nr = t._data, t._type, t.output_nr
+            self.vc = t._version_counter()
+            self.version = self.vc.value
+        else:
+            self.tensor = t
+            self.version = t._version
+
+    def unpack(self, node: Node):
+        t = self.tensor
+        if t is not None:
+            if t._version != self.version:
+                raise _modified_error(node, self, t._data.shape, t._type, t._version)
+            return t
+        if self.vc.value != self.version:
+            raise _modified_error(node, self, self.data.shape, self.type, self.vc.value)
+        out = _d.wrap(self.data, self.type.backend)
+        out._vc = self.vc
+        out.grad_fn, out.output_nr, out.requires_grad = node, self.output_nr, True
+        return out
+
+
+def _modified_error(node, saved, shape, typ, now: int) -> RuntimeError:
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{typ.name} {list(shape)}], saved by {node.name()} as "
+        f"'{saved.name}', is at version {now}; expected version {saved.version} instead. "
+        f"Hint: find the in-place op (a method ending in '_', an augmented assignment such as "
+        f"'+=', or an indexed assignment) that changed it after {node.name()[:-9] or 'the op'}"
+        f"() used it, and make it out-of-place, or .clone() the tensor before changing it.")
+
+
+class _Freed:
+    """What a released saved variable becomes: unpacking it raises."""
+
+    __slots__ = ()
+
+    def unpack(self, node: Node):
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time (or directly access saved "
+            f"tensors after they have already been freed): {node.name()} freed its saved "
+            f"tensors after the first backward. Specify retain_graph=True in the first "
+            f".backward() or autograd.grad() call if you need to backward through the graph "
+            f"a second time.")
+
+
+FREED = _Freed()
+
+
+def save(v, name: str, is_output: bool = False):
+    """What a node stores for value ``v``: a SavedVariable for a Tensor (or a tuple of them
+    for a Tensor list), the value itself otherwise."""
+    if isinstance(v, _d._Tensor):
+        return SavedVariable(v, name, is_output)
+    if v.__class__ in (list, tuple) and v and isinstance(v[0], _d._Tensor):
+        return tuple(SavedVariable(x, f"{name}[{i}]") for i, x in enumerate(v))
+    return v
+
+
+def unpack(saved, node: Node):
+    """The value ``save`` stored, checking versions; raises after ``release_variables``."""
+    c = saved.__class__
+    if c is SavedVariable or c is _Freed:
+        return saved.unpack(node)
+    if c is tuple and saved and saved[0].__class__ in (SavedVariable, _Freed):
+        return [s.unpack(node) for s in saved]
+    return saved
