@@ -149,6 +149,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     from .function import gradient_edge
     outs = _tensors(outputs, "grad()")
     ins = _tensors(inputs, "grad(inputs=...)")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad(): expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got allow_unused=False")
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _make_grads(outs, grad_outputs, create_graph)

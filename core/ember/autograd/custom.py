@@ -72,24 +72,36 @@ class BackwardCFunction(Node, FunctionCtx):
         self.materialize_grads = True
         self.non_differentiable = set()
         self.to_save = ()
+        self._outputs_meta = ()
+        self._tensor_inputs = ()
 
     def name(self) -> str:
         return type(self).__name__
 
     def apply(self, grads):
-        if self.materialize_grads:
+        if self.materialize_grads and self._outputs_meta:
+            # NOTE: every Tensor output gets zeros, non-differentiable and integral ones
+            # included (as in PyTorch), so read the outputs' own metadata, not _out_meta.
             from .. import zeros
+            grads = list(grads) + [None] * (len(self._outputs_meta) - len(grads))
             grads = [g if g is not None or meta is None else
-                     zeros(meta[0], dtype=meta[1].scalar_type, device=meta[1].backend.name)
-                     for g, meta in zip(grads, self._out_meta)]
+                     zeros(meta[0], dtype=meta[1], device=meta[2])
+                     for g, meta in zip(grads, self._outputs_meta)]
         out = self._forward_cls.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
         n = len(self.next_functions)
+        if len(out) > n and all(g is None for g in out[n:]):
+            out = out[:n]  # extra trailing Nones are allowed, as in PyTorch
         if len(out) != n:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {n}, got {len(out)}): return one per "
                                f"argument of forward(), None for non-Tensor arguments")
+        for i, (g, is_tensor) in enumerate(zip(out, self._tensor_inputs)):
+            if g is not None and not is_tensor:
+                raise RuntimeError(f"function {self.name()} returned a gradient different "
+                                   f"than None at position {i + 1}, but the corresponding "
+                                   f"forward input was not a Tensor; return None there")
         return tuple(g if e is not None else None for g, e in zip(out, self.next_functions))
 
     def release_variables(self) -> None:
@@ -138,6 +150,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
             return result
         ctx.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else None
                                    for a in args)
+        ctx._tensor_inputs = tuple(isinstance(a, Tensor) for a in args)
         inputs = {id(a) for a in args if isinstance(a, Tensor)}
         outs = []
         for o in outputs:
@@ -147,6 +160,8 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         diff = [isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
                 for o in outputs]
         set_history(ctx, [o if d else None for o, d in zip(outs, diff)])
+        ctx._outputs_meta = tuple((tuple(o.shape), o.dtype, o.device)
+                                  if isinstance(o, Tensor) else None for o in outs)
         for o, d, orig in zip(outs, diff, outputs):
             if isinstance(o, Tensor) and not d:
                 o.requires_grad = False

@@ -152,9 +152,10 @@ def _own(g):
 
 
 def grad_accumulator(t) -> AccumulateGrad:
-    """The (cached) AccumulateGrad of leaf ``t``; the tensor holds it weakly."""
+    """The (cached) AccumulateGrad of leaf ``t``; the tensor holds it weakly, or strongly
+    once a hook lives on it (``Tensor.register_hook`` stores the node itself)."""
     ref = getattr(t, "_grad_acc", None)
-    acc = ref() if ref is not None else None
+    acc = ref if ref is None or ref.__class__ is AccumulateGrad else ref()
     if acc is None:
         acc = AccumulateGrad(t)
         t._grad_acc = weakref.ref(acc)
@@ -234,8 +235,16 @@ def _modified_error(node, saved, shape, typ, now: int) -> RuntimeError:
         f"inplace operation: [{typ.name} {list(shape)}], saved by {node.name()} as "
         f"'{saved.name}', is at version {now}; expected version {saved.version} instead. "
         f"Hint: find the in-place op (a method ending in '_', an augmented assignment such as "
-        f"'+=', or an indexed assignment) that changed it after {node.name()[:-9] or 'the op'}"
-        f"() used it, and make it out-of-place, or .clone() the tensor before changing it.")
+        f"'+=', or an indexed assignment) that changed it after {_op_name(node)}() used it, "
+        f"and make it out-of-place, or .clone() the tensor before changing it.")
+
+
+def _op_name(node) -> str:
+    """``Exp`` for ``ExpBackward0`` and for a custom Function's ``ExpBackward``."""
+    name = node.name()
+    stem = name.rstrip("0123456789")
+    return stem[:-len("Backward")] if stem.endswith("Backward") and stem != "Backward" \
+        else name
 
 
 class _Freed:

@@ -28,7 +28,9 @@ def _float_outputs(outs) -> list:
 
 
 def _to_np(t):
-    return np.asarray(t.detach().cpu().numpy(), dtype=np.float64)
+    # NOTE: a copy: an output that is a view of an input (``x[0]``, ``x.t()``) would
+    # otherwise follow the input's finite-difference perturbations.
+    return np.array(t.detach().cpu().numpy(), dtype=np.float64, copy=True)
 
 
 def _numerical(func, inputs, diff_idx, eps):
@@ -98,6 +100,13 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                          "requires_grad=True")
     num = _numerical(func, inputs, diff_idx, eps)
     ana = _analytical(func, inputs, diff_idx)
+    if num.keys() != ana.keys():
+        msg = (f"the function returned {len(ana) // len(diff_idx)} floating-point outputs with "
+               f"grad mode on but {len(num) // len(diff_idx)} under no_grad; gradcheck "
+               f"evaluates it both ways, so make the outputs independent of grad mode")
+        if raise_exception:
+            raise GradcheckError(msg)
+        return False
     for key in sorted(num):
         n, a = num[key], ana[key]
         err = np.abs(a - n) - (atol + rtol * np.abs(n))
@@ -125,6 +134,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     from .. import tensor as make
     from ..tensor import Tensor
     from . import grad
+    from .grad_mode import enable_grad
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outs = _float_outputs(_as_tuple(func(*inputs)))
@@ -136,10 +146,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     n = len(inputs)
 
     def vjp(*args):
-        ins, gos = args[:n], args[n:]
-        os = [o for o in _float_outputs(_as_tuple(func(*ins))) if o.requires_grad]
-        gs = grad(os, [ins[i] for i in diff], list(gos[:len(os)]), create_graph=True,
-                  allow_unused=True)
+        # NOTE: gradcheck evaluates its function under no_grad for the finite differences;
+        # the first derivatives inside must still be taken, so record here regardless.
+        with enable_grad():
+            ins, gos = args[:n], args[n:]
+            os = [o for o in _float_outputs(_as_tuple(func(*ins))) if o.requires_grad]
+            gs = grad(os, [ins[i] for i in diff], list(gos[:len(os)]), create_graph=True,
+                      allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(vjp, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,

@@ -62,12 +62,32 @@ def rebase_history(t, node: Node) -> None:
     """After an in-place op that ``node`` differentiates has written ``t``: make ``node``
     the history of ``t`` or, for a view, of its base (through CopySlices)."""
     if t._base is None or t._view_fn is None:
+        old = (t.grad_fn, t.output_nr)
         set_history(node, (t,))
+        _move_retain_grad(t, old)
         return
     base = t._base
+    old = (base.grad_fn, base.output_nr)
     copy = CopySlices(gradient_edge(base), base, t._view_fn, node)
     set_history(copy, (base,))
+    _move_retain_grad(base, old)
     refresh_view(t)
+
+
+def _move_retain_grad(t, old) -> None:
+    """``retain_grad`` follows the tensor to its new ``grad_fn`` (its ``.grad`` is the
+    gradient of the current value, as in PyTorch); ``register_hook`` hooks stay behind."""
+    fn, nr = old
+    if fn is None or fn is t.grad_fn or not fn._retain_grad:
+        return
+    ref = fn._retain_grad.get(nr)
+    if ref is None or ref() is not t:
+        return
+    del fn._retain_grad[nr]
+    new = t.grad_fn
+    if new._retain_grad is None:
+        new._retain_grad = {}
+    new._retain_grad[t.output_nr] = ref
 
 
 def refresh_view(t) -> None:
@@ -82,8 +102,10 @@ def refresh_view(t) -> None:
         fresh = replay(t._view_fn, base)
     finally:
         STATE.enabled = prev
+    old = (t.grad_fn, t.output_nr)
     t.grad_fn, t.output_nr, t.requires_grad = fresh.grad_fn, fresh.output_nr, True
     t._view_version = t._vc.value
+    _move_retain_grad(t, old)
 
 
 class CopySlices(Node):
