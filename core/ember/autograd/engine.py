@@ -53,7 +53,8 @@ def _discover(roots) -> list:
 def _validate(g, node, nr: int, producer):
     """``g`` reduced to the shape and converted to the Type that input ``nr`` of ``node``
     expects (the gradient of a broadcast operand is summed over the broadcast dims)."""
-    meta = node._out_meta[nr] if nr < len(node._out_meta) else None
+    om = node._out_meta
+    meta = om[nr] if nr < len(om) else None
     if meta is None:
         return g
     shape, typ = meta
@@ -69,6 +70,22 @@ def _validate(g, node, nr: int, producer):
     return g
 
 
+def _dependencies(roots) -> dict:
+    """For every node reachable from ``roots``: how many edges point at it."""
+    deps: dict = {}
+    stack = list(dict.fromkeys(roots))
+    seen = set(stack)
+    while stack:
+        for e in stack.pop().next_functions:
+            if e is not None:
+                n = e[0]
+                deps[n] = deps.get(n, 0) + 1
+                if n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+    return deps
+
+
 def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs=None,
                  accumulate: bool = True):
     """Run the graph from ``roots`` (Edges ``(node, output_nr)``) seeded with ``grads``.
@@ -77,62 +94,76 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
     gradient arrived). With ``accumulate`` the leaves among them (or every reachable leaf
     when ``inputs`` is None) get ``.grad`` accumulated.
     """
+    root_nodes = [e[0] for e in roots]
     targets: dict = {}
-    for i, e in enumerate(inputs or ()):
-        targets.setdefault(e[0], {}).setdefault(e[1], []).append(i)
-    order = _discover([e[0] for e in roots])
     reach = None
-    if inputs is not None:
+    if inputs is None:
+        deps = _dependencies(root_nodes)
+    else:
+        for i, e in enumerate(inputs):
+            targets.setdefault(e[0], {}).setdefault(e[1], []).append(i)
         reach = set()
+        order = _discover(root_nodes)
         for node in order:  # children come first, so one pass suffices
             if node in targets or any(e is not None and e[0] in reach
                                       for e in node.next_functions):
                 reach.add(node)
-    deps: dict = {}
-    for node in order:
-        for e in node.next_functions:
-            if e is not None and (reach is None or e[0] in reach):
-                deps[e[0]] = deps.get(e[0], 0) + 1
+        deps = {}
+        for node in order:
+            for e in node.next_functions:
+                if e is not None and e[0] in reach:
+                    deps[e[0]] = deps.get(e[0], 0) + 1
 
     buffers: dict = {}
     for (node, nr), g in zip(roots, grads):
         _add(buffers, node, nr, g)
     tie = itertools.count()
-    ready = [(-n.sequence_nr, next(tie), n) for n in dict.fromkeys(e[0] for e in roots)
-             if deps.get(n, 0) == 0]
+    ready = [(-n.sequence_nr, next(tie), n) for n in dict.fromkeys(root_nodes)
+             if n not in deps]
     heapq.heapify(ready)
     captured = [None] * len(inputs or ())
+    pop, push = heapq.heappop, heapq.heappush
 
     prev_mode = STATE.enabled
     STATE.enabled = create_graph
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
-            buf = buffers.pop(node, None) or [None] * max(1, len(node._out_meta))
+            node = pop(ready)[2]
+            buf = buffers.pop(node, None)
+            if buf is None:
+                buf = [None] * max(1, len(node._out_meta))
             if node._tensor_pre_hooks or node._retain_grad:
                 _tensor_hooks(node, buf)
-            if node in targets:
-                for nr, idx in targets[node].items():
-                    for i in idx:
-                        captured[i] = buf[nr] if nr < len(buf) else None
-            run = reach is None or (accumulate and node in targets and
-                                    node.__class__ is AccumulateGrad) or \
-                any(e is not None and e[0] in reach for e in node.next_functions)
+            if reach is None:
+                run = True
+            else:
+                if node in targets:
+                    for nr, idx in targets[node].items():
+                        for i in idx:
+                            captured[i] = buf[nr] if nr < len(buf) else None
+                run = (accumulate and node in targets and node.__class__ is AccumulateGrad) \
+                    or any(e is not None and e[0] in reach for e in node.next_functions)
             out = None
-            if run and any(g is not None for g in buf):
-                out = call_node(node, buf)
-                if not retain_graph:
-                    node.release_variables()
-            for i, e in enumerate(node.next_functions):
-                if e is None or (reach is not None and e[0] not in reach):
-                    continue
-                nxt = e[0]
-                g = out[i] if out is not None else None
-                if g is not None:
-                    _add(buffers, nxt, e[1], _validate(g, nxt, e[1], node))
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt.sequence_nr, next(tie), nxt))
+            if run:
+                for g in buf:
+                    if g is not None:
+                        out = call_node(node, buf)
+                        if not retain_graph:
+                            node.release_variables()
+                        break
+            i = 0
+            for e in node.next_functions:
+                if e is not None and (reach is None or e[0] in reach):
+                    nxt = e[0]
+                    if out is not None:
+                        g = out[i]
+                        if g is not None:
+                            _add(buffers, nxt, e[1], _validate(g, nxt, e[1], node))
+                    d = deps[nxt] - 1
+                    deps[nxt] = d
+                    if d == 0:
+                        push(ready, (-nxt.sequence_nr, next(tie), nxt))
+                i += 1
     finally:
         STATE.enabled = prev_mode
     return captured
@@ -141,7 +172,8 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
 def _add(buffers: dict, node, nr: int, g) -> None:
     buf = buffers.get(node)
     if buf is None:
-        buf = buffers[node] = [None] * max(nr + 1, len(node._out_meta))
+        n = len(node._out_meta)
+        buf = buffers[node] = [None] * (n if n > nr else nr + 1)
     elif nr >= len(buf):
         buf.extend([None] * (nr + 1 - len(buf)))
     buf[nr] = g if buf[nr] is None else buf[nr] + g

@@ -69,9 +69,14 @@ def mean_backward(grad, shape, dim, keepdim):
 
 
 def evenly_distribute_backward(grad, self, result):
-    """Full ``max``/``min``: the gradient shared evenly among the elements that tie."""
-    mask = self == result
+    """Full ``max``/``min``: the gradient shared evenly among the elements that tie; for a
+    NaN result, among the NaNs (as PyTorch)."""
+    mask = (self == result) | (_isnan(self) & _isnan(result))
     return grad * mask / mask.sum()
+
+
+def _isnan(x):
+    return x != x  # noqa: PLR0124 - NaN is the one value unequal to itself
 
 
 def amax_backward(grad, self, result, dim, keepdim):
@@ -105,12 +110,16 @@ def var_backward(grad, self, dim, unbiased, keepdim, correction):
         n *= self.shape[d]
     c = _correction(unbiased, correction)
     g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
-    return g * (2.0 / (n - c)) * (self - self.mean(dims, keepdim=True))
+    # NOTE: no degrees of freedom (n == c) makes the forward NaN; IEEE 2/0 = inf keeps the
+    # gradient NaN too, where Python's 2.0 / 0 would raise ZeroDivisionError.
+    scale = 2.0 / (n - c) if n != c else math.inf
+    return g * scale * (self - self.mean(dims, keepdim=True))
 
 
 def std_backward(grad, self, result, dim, unbiased, keepdim, correction):
-    """``std``: ``var_backward`` of ``grad / (2 std)``."""
-    return var_backward(grad / (2 * result), self, dim, unbiased, keepdim, correction)
+    """``std``: ``var_backward`` of ``grad / (2 std)``, 0 where std is 0 (as PyTorch)."""
+    g = E.where(result == 0, 0.0, grad / (2 * result))
+    return var_backward(g, self, dim, unbiased, keepdim, correction)
 
 
 def norm_backward(grad, self, p, result, dim, keepdim):
@@ -129,8 +138,13 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     if math.isinf(p):
         mask = self.abs() == r
         return g * self.sign() * mask / mask.sum(_dims(dim, self.ndim), keepdim=True)
-    scale = self * self.abs().pow(p - 2) / r.pow(p - 1)
-    return E.where(r == 0, 0.0, g * scale)
+    # x |x|^(p-2) is 0 * inf at x == 0 for p < 2: written as sign(x) |x|^(p-1) there, and
+    # for p < 1 (an infinite slope at 0) set to 0, as PyTorch's linalg_vector_norm_backward
+    if p < 1:
+        scaled = E.where(self == 0, 0.0, self.sign() * self.abs().pow(p - 1))
+        return scaled * g * r.pow(1 - p)
+    scaled = self.sign() * self.abs().pow(p - 1) if p < 2 else self * self.abs().pow(p - 2)
+    return scaled * E.where(r == 0, 0.0, g / r.pow(p - 1))
 
 
 def logsumexp_backward(grad, self, result, dim, keepdim):
@@ -245,10 +259,11 @@ def clamp_backward(grad, self, min, max):  # noqa: A002 - the op's argument name
 
 
 def clamp_backward_min(grad, self, min, max):  # noqa: A002
-    """``clamp`` w.r.t. ``min``: the gradient where ``min`` was chosen."""
+    """``clamp`` w.r.t. ``min``: the gradient where ``min`` was chosen (never when ``min >=
+    max``: ``max`` wins that tie, as in PyTorch)."""
     mask = self < min
     if max is not None:
-        mask = mask & (min <= max)
+        mask = mask & (min < max)
     return E.where(mask, grad, 0.0)
 
 
@@ -263,7 +278,7 @@ def clamp_backward_max(grad, self, min, max):  # noqa: A002
 
 def isfinite(x):
     """Elementwise ``isfinite`` from ember ops."""
-    return (x == x) & (x.abs() != math.inf)
+    return (x == x) & (x.abs() != math.inf)  # noqa: PLR0124 - false for NaN
 
 
 def where_self(condition, grad):
@@ -275,13 +290,23 @@ def where_other(condition, grad):
 
 
 def maximum_backward(grad, self, other):
-    """``maximum(self, other)`` w.r.t. ``self``: ties split the gradient in half."""
-    return E.where(self == other, grad / 2, E.where(self > other, grad, 0.0))
+    """``maximum(self, other)`` w.r.t. ``self``: ties split the gradient in half; a NaN on
+    either side (NaN propagates) passes it to both, as PyTorch."""
+    return E.where(self == other, grad / 2, E.where(self < other, 0.0, grad))
 
 
 def minimum_backward(grad, self, other):
-    """``minimum(self, other)`` w.r.t. ``self``: ties split the gradient in half."""
-    return E.where(self == other, grad / 2, E.where(self < other, grad, 0.0))
+    """``minimum(self, other)`` w.r.t. ``self``: as ``maximum_backward``, mirrored."""
+    return E.where(self == other, grad / 2, E.where(self > other, 0.0, grad))
+
+
+def atan2_backward(grad, self, other):
+    """``atan2(self, other)``: ``(other, -self) / (self^2 + other^2)``; 0 at the origin,
+    as PyTorch (the angle has no derivative there)."""
+    denom = self * self + other * other
+    zero = denom == 0
+    scale = grad / E.where(zero, 1.0, denom)
+    return E.where(zero, 0.0, scale * other), E.where(zero, 0.0, -scale * self)
 
 
 # --- shapes and views ------------------------------------------------------------------------
@@ -295,7 +320,9 @@ def permute_backward(grad, dims):
 
 
 def narrow_backward(grad, shape, dim, start, length):
-    """``narrow``: the gradient padded with zeros along ``dim`` (by ``cat``)."""
+    """``narrow``: the gradient padded with zeros along ``dim`` (by ``cat``); a negative
+    ``start`` counts from the end, as in the forward."""
+    start = start + shape[dim] if start < 0 else start
     parts = []
     if start > 0:
         parts.append(E.zeros(_with(shape, dim, start), dtype=grad.dtype, device=grad.device))
@@ -401,10 +428,14 @@ def gather_backward(grad, shape, dim, index):
 
 def take_along_dim_backward(grad, self, indices, dim):
     """``take_along_dim``: gather_backward on the broadcast input (summed back by the
-    engine) or, for ``dim=None``, on the flattened input."""
+    engine) or, for ``dim=None``, on the flattened input. Negative indices count from
+    the end, as in the forward; scatter_add takes only non-negative ones."""
     if dim is None:
-        flat = E.zeros(self.numel(), dtype=grad.dtype, device=grad.device)
+        n = self.numel()
+        indices = E.where(indices < 0, indices + n, indices)
+        flat = E.zeros(n, dtype=grad.dtype, device=grad.device)
         return flat.scatter_add(0, indices.reshape(-1), grad.reshape(-1)).reshape(self.shape)
+    indices = E.where(indices < 0, indices + self.shape[dim], indices)
     shape = _broadcast(_with(self.shape, dim, 1), _with(indices.shape, dim, 1))
     idx = indices.expand(_with(shape, dim, indices.shape[dim]))
     full = _with(shape, dim, self.shape[dim])

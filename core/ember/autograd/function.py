@@ -20,6 +20,7 @@ import weakref
 from collections import namedtuple
 
 from .. import dispatch as _d
+from .grad_mode import STATE
 
 Edge = namedtuple("Edge", "function input_nr")
 Edge.__doc__ = "A gradient edge: the Node that receives the gradient, and which of its inputs."
@@ -132,7 +133,6 @@ class AccumulateGrad(Node):
         if g is None:
             return ()
         v = self.variable
-        from .grad_mode import STATE
         with _accumulate_lock:
             if v.grad is None:
                 # NOTE: a gradient may be shared (``a + b`` passes one grad to both inputs)
@@ -164,12 +164,12 @@ def grad_accumulator(t) -> AccumulateGrad:
 
 def gradient_edge(t):
     """The Edge a gradient for ``t`` flows along, or None if ``t`` needs none."""
+    if t._base is not None and t._view_fn is not None and \
+            (t._vc.value != t._view_version or (t.grad_fn is None and t._base.requires_grad)):
+        from .views import refresh_view
+        refresh_view(t)  # an in-place op changed the base's history after t was made
     fn = t.grad_fn
     if fn is not None:
-        if t._base is not None and t._vc.value != t._view_version:
-            from .views import refresh_view
-            refresh_view(t)  # an in-place op on the base rewrote its history
-            fn = t.grad_fn
         return (fn, t.output_nr)
     if t.requires_grad:
         return (grad_accumulator(t), 0)

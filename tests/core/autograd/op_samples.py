@@ -1,0 +1,489 @@
+"""Sample inputs for the per-op derivative tests: one or more per differentiable op.
+
+Each ``Sample`` names the ``derivatives.yaml`` entry it exercises (``op``, a qualified
+name such as ``max.dim``), a short description, a callable and its inputs. ``inputs`` are
+float64 numpy arrays; ``tensors(sample)`` turns them into fresh float64 leaves that require
+grad (index tensors, masks and conditions live in the callable, built with ``_i``/``_b``).
+Inputs stay away from non-differentiable points: no ties for max/sort (``distinct``), no
+zeros at the kinks of abs/relu/sign (``nz``), positive arguments for sqrt/log (``pos``),
+|x| < 1 for asin, values away from clamp bounds and from the jumps of floor/remainder
+(``noninteger``). Every input has at most 12 elements: gradcheck costs one forward pass per
+element and gradgradcheck one per element of the inputs and of the outputs.
+
+``check_grad`` / ``check_gradgrad`` run ember's gradcheck / gradgradcheck on a sample with
+its tolerances; ``recorded_nodes`` lists the backward nodes a sample's graph holds, which
+the coverage test uses to prove a sample really exercises its op.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import ember as E
+from ember.autograd import gradcheck, gradgradcheck
+
+
+@dataclass(frozen=True)
+class Sample:
+    op: str                 # qualified derivatives.yaml name ("add", "max.dim", "index")
+    desc: str               # short, readable; part of the test id
+    fn: object              # (*tensors) -> Tensor or tuple of Tensors
+    inputs: tuple           # float64 numpy arrays, one per tensor argument of fn
+    group: str              # which test file runs it
+    gradcheck: dict = field(default_factory=dict)   # eps/atol/rtol overrides
+    gradgrad: bool = True   # False where second derivatives do not exist (ties)
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.desc}"
+
+
+def tensors(sample: Sample) -> tuple:
+    """Fresh float64 leaves requiring grad, one per input array."""
+    return tuple(E.tensor(np.array(a, dtype=np.float64), requires_grad=True)
+                 for a in sample.inputs)
+
+
+# --- running the checks ------------------------------------------------------------------------
+
+def _float_outputs(out) -> list:
+    out = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in out if isinstance(o, E.Tensor) and o.is_floating_point()]
+
+
+def check_grad(sample: Sample) -> bool:
+    return gradcheck(sample.fn, tensors(sample), **sample.gradcheck)
+
+
+def check_gradgrad(sample: Sample) -> bool:
+    return gradgradcheck(sample.fn, tensors(sample), **sample.gradcheck)
+
+
+def recorded_nodes(sample: Sample) -> set:
+    """Names of the backward nodes reachable from the sample's outputs (CopySlices
+    included with the node it wraps)."""
+    seen, names = set(), set()
+    stack = [o.grad_fn for o in _float_outputs(sample.fn(*tensors(sample)))]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(node.name())
+        inner = getattr(node, "fn", None)
+        if isinstance(inner, E.autograd.Node):
+            stack.append(inner)
+        stack.extend(e[0] for e in node.next_functions if e is not None)
+    return names
+
+
+# --- input makers --------------------------------------------------------------------------------
+
+def _seed(shape, salt) -> int:
+    # NOTE: not hash(): str hashes change between processes (PYTHONHASHSEED).
+    return zlib.crc32(repr((tuple(shape), salt)).encode())
+
+
+def u(*shape, lo=-2.0, hi=2.0, salt=0):
+    """Uniform values in [lo, hi): distinct with probability 1, deterministic per shape."""
+    return np.random.default_rng(_seed(shape, ("u", salt))).uniform(lo, hi, shape)
+
+
+def nz(*shape, lo=0.3, hi=2.0, salt=0):
+    """Values with lo <= |x| < hi and random signs: away from 0."""
+    rng = np.random.default_rng(_seed(shape, ("nz", salt)))
+    return rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def pos(*shape, lo=0.5, hi=2.0, salt=0):
+    return u(*shape, lo=lo, hi=hi, salt=salt)
+
+
+def distinct(*shape, salt=0):
+    """A permutation of well-separated values (gaps of 0.37): no ties for max/sort."""
+    n = int(np.prod(shape, dtype=int))
+    vals = (np.arange(n) - n / 2) * 0.37 + 0.05
+    return np.random.default_rng(_seed(shape, ("d", salt))).permutation(vals).reshape(shape)
+
+
+def noninteger(*shape, salt=0):
+    """Values at least 0.1 away from integers and from halves: the jumps of floor, ceil,
+    trunc and round."""
+    rng = np.random.default_rng(_seed(shape, ("f", salt)))
+    frac = rng.uniform(0.1, 0.4, shape) + rng.choice([0.0, 0.5], shape)
+    return rng.integers(-3, 3, shape) + frac
+
+
+def _i(values):
+    return E.tensor(np.array(values, dtype=np.int64))
+
+
+def _b(values):
+    return E.tensor(np.array(values, dtype=bool))
+
+
+# --- building blocks of the sample callables ----------------------------------------------------
+
+def _on_view(x, f):
+    """``f`` applied in place to a view of a non-leaf copy of ``x`` (CopySlices)."""
+    base = x.clone()
+    f(base[1:])
+    return base
+
+
+def _with_infs(x):
+    """x with +inf and -inf at positions 1 and 3 (where() gives them zero gradient)."""
+    infs = E.tensor(np.array([0.0, np.inf, 0.0, -np.inf]))
+    return E.where(_b([True, False, True, False]), x, infs)
+
+
+def _setitem(x, index, value):
+    y = x * 1
+    y[index] = value
+    return y
+
+
+def _index_put(x, index, value):
+    """``x * 1`` with ``value`` added at ``index`` (repeats add up): index_put_ with
+    accumulate=True, which ember reaches only through its indexing module."""
+    from ember._indexing import index_put_normalized, normalize
+    y = x * 1
+    return index_put_normalized(y, normalize(y, index)[0], value, accumulate=True)
+
+
+SAMPLES: list[Sample] = []
+_GROUP = [""]
+
+
+def section(group: str) -> None:
+    """Samples added from here on run in test_op_gradients_<group>.py."""
+    _GROUP[0] = group
+
+
+def add(op, desc, fn, *inputs, **kw):
+    SAMPLES.append(Sample(op, desc, fn, tuple(inputs), _GROUP[0], **kw))
+
+
+# ==== pointwise: binary ========================================================================
+section("pointwise")
+add("add", "broadcast_3x1_4", lambda x, y: E.add(x, y), u(3, 1), u(4))
+add("add", "scalar_2.5", lambda x: E.add(x, 2.5), u(2, 3))
+add("add", "radd_scalar", lambda x: 2.5 + x, u(2, 3))
+add("add", "alpha_2", lambda x, y: E.add(x, y, alpha=2), u(2, 3), u(3))
+add("add", "same_tensor", lambda x: x + x, u(4))
+add("add", "inplace", lambda x, y: x.clone().add_(y, alpha=-1.5), u(2, 3), u(2, 1))
+add("sub", "broadcast", lambda x, y: E.sub(x, y), u(4), u(3, 1))
+add("sub", "alpha_0.5", lambda x, y: x.sub(y, alpha=0.5), u(2, 3), u(2, 3))
+add("sub", "rsub_scalar", lambda x: 2.5 - x, u(2, 3))
+add("sub", "inplace", lambda x, y: x.clone().sub_(y), u(2, 3), u(3))
+add("mul", "broadcast_3x1_4", lambda x, y: x * y, u(3, 1), u(4))
+add("mul", "scalar", lambda x: E.mul(x, -1.5), u(2, 3))
+add("mul", "square", lambda x: x * x, u(5))
+add("mul", "inplace", lambda x, y: x.clone().mul_(y), u(2, 3), u(2, 3))
+add("mul", "inplace_on_view", lambda x, y: _on_view(x, lambda v: v.mul_(y)), u(3, 4), u(4))
+add("div", "broadcast", lambda x, y: x / y, u(3, 1), nz(4))
+add("div", "rdiv_scalar", lambda x: 1.5 / x, nz(2, 3))
+add("div", "scalar", lambda x: E.div(x, 4.0), u(2, 3))
+add("div", "floor_mode", lambda x, y: E.div(x, y, rounding_mode="floor"), u(2, 3), pos(3))
+add("div", "trunc_mode", lambda x, y: E.div(x, y, rounding_mode="trunc"), u(2, 3), pos(3))
+add("div", "inplace", lambda x, y: x.clone().div_(y), u(2, 3), nz(3))
+add("true_divide", "broadcast", lambda x, y: E.true_divide(x, y), u(2, 1), nz(3))
+add("true_divide", "inplace", lambda x, y: x.clone().true_divide_(y), u(3), nz(3))
+add("floor_divide", "broadcast", lambda x, y: x // y, u(2, 3), pos(3))
+add("floor_divide", "inplace", lambda x, y: x.clone().floor_divide_(y), u(4), pos(4))
+add("remainder", "broadcast", lambda x, y: E.remainder(x, y), u(2, 3, lo=-3, hi=3),
+    pos(3, lo=0.7, hi=1.3))
+add("remainder", "scalar", lambda x: x % 1.5, u(2, 3, lo=-3, hi=3))
+add("remainder", "inplace", lambda x, y: x.clone().remainder_(y), u(4, lo=-3, hi=3),
+    pos(4, lo=0.7, hi=1.3))
+add("fmod", "broadcast", lambda x, y: E.fmod(x, y), u(2, 3, lo=-3, hi=3),
+    pos(2, 1, lo=0.7, hi=1.3))
+add("fmod", "scalar", lambda x: E.fmod(x, 1.5), u(2, 3, lo=-3, hi=3))
+add("fmod", "inplace", lambda x, y: x.clone().fmod_(y), u(4, lo=-3, hi=3), pos(4, lo=0.7, hi=1.3))
+add("pow", "tensor_tensor", lambda x, y: E.pow(x, y), pos(2, 3), u(3))
+add("pow", "int_exponent_3", lambda x: E.pow(x, 3), u(2, 3))
+add("pow", "float_exponent", lambda x: x ** 2.5, pos(2, 3))
+add("pow", "exponent_0", lambda x: x ** 0, u(4))
+add("pow", "scalar_base_2", lambda x: E.pow(2, x), u(2, 3))
+add("pow", "rpow_scalar", lambda x: 1.5 ** x, u(2, 3))
+add("pow", "broadcast_exponent", lambda x, y: x.pow(y), pos(3, 1), u(1, 4))
+add("pow", "inplace", lambda x, y: x.clone().pow_(y), pos(2, 2), u(2, 2))
+add("atan2", "broadcast", lambda x, y: E.atan2(x, y), u(3, 1), nz(4))
+add("atan2", "inplace", lambda x, y: x.clone().atan2_(y), u(3), nz(3))
+add("maximum", "broadcast", lambda x, y: E.maximum(x, y), distinct(3, 1), distinct(4, salt=1))
+add("minimum", "broadcast", lambda x, y: E.minimum(x, y), distinct(3, 1), distinct(4, salt=1))
+add("lerp.Tensor", "broadcast", lambda a, b, w: E.lerp(a, b, w), u(3, 1), u(4), u(3, 4, lo=0,
+    hi=1))
+add("lerp.Tensor", "inplace", lambda a, b, w: a.clone().lerp_(b, w), u(2, 3), u(2, 3), u(3))
+add("lerp.Scalar", "weight_0.3", lambda a, b: E.lerp(a, b, 0.3), u(2, 3), u(3))
+add("lerp.Scalar", "weight_0.7", lambda a, b: a.lerp(b, 0.7), u(2, 3), u(2, 3))
+add("lerp.Scalar", "inplace", lambda a, b: a.clone().lerp_(b, 0.6), u(4), u(4))
+add("where", "broadcast", lambda x, y: E.where(_b([[True], [False], [True]]), x, y),
+    u(3, 4), u(4))
+add("where", "scalar_other", lambda x: E.where(_b([True, False, True, False]), x, 0.5),
+    u(4))
+
+
+# ==== pointwise: unary =========================================================================
+# op -> input maker; each gets a 2x3 sample and an in-place one
+_UNARY = {
+    "abs": nz, "neg": u, "exp": u, "exp2": u, "log": pos, "log2": pos, "log10": pos,
+    "expm1": u, "sqrt": pos, "rsqrt": pos, "sin": u, "cos": u, "atan": u, "sinh": u,
+    "cosh": u, "tanh": u, "sigmoid": u, "relu": nz, "erf": u, "reciprocal": nz,
+    "sign": nz, "floor": noninteger, "ceil": noninteger, "trunc": noninteger,
+    "round": noninteger,
+    "log1p": lambda *s: u(*s, lo=-0.7, hi=2.0),
+    "tan": lambda *s: u(*s, lo=-1.2, hi=1.2),
+    "asin": lambda *s: u(*s, lo=-0.9, hi=0.9),
+    "acos": lambda *s: u(*s, lo=-0.9, hi=0.9),
+}
+for _name, _maker in _UNARY.items():
+    add(_name, "2x3", getattr(E, _name), _maker(2, 3))
+    add(_name, "inplace", lambda x, _n=_name: getattr(x.clone(), _n + "_")(), _maker(4))
+add("exp", "0d", E.exp, u())
+add("sin", "method_3d", lambda x: x.sin(), u(2, 1, 3))
+add("log", "inplace_on_view", lambda x: _on_view(x, lambda v: v.log_()), pos(3, 2))
+add("round", "decimals_1", lambda x: E.round(x, decimals=1), noninteger(4) / 10)
+add("positive", "2x3", E.positive, u(2, 3))
+add("positive", "unary_plus", lambda x: +x, u(3))
+add("gelu", "none", E.gelu, u(2, 3))
+add("gelu", "tanh", lambda x: E.gelu(x, approximate="tanh"), u(2, 3))
+add("gelu", "inplace_tanh", lambda x: x.clone().gelu_(approximate="tanh"), u(4))
+add("silu", "2x3", E.silu, u(2, 3))
+add("silu", "inplace", lambda x: x.clone().silu_(), u(4))
+# clamp: inputs at +-(0.3..2), bounds at +-0.1 or tensors well apart from them
+add("clamp", "scalar_min_max", lambda x: E.clamp(x, -0.1, 0.1), nz(2, 3))
+add("clamp", "scalar_min_only", lambda x: x.clamp(min=0.1), nz(2, 3))
+add("clamp", "scalar_max_only", lambda x: x.clamp(max=-0.1), nz(2, 3))
+add("clamp", "tensor_min_max_broadcast", lambda x, lo, hi: E.clamp(x, lo, hi),
+    np.array([[-1.5, -0.4, 0.4], [1.5, 0.0, -0.9]]), np.array([-1.0, -0.5, 0.2]),
+    np.array([[0.5], [1.0]]))
+add("clamp", "min_above_max", lambda x, lo, hi: E.clamp(x, lo, hi),
+    np.array([-1.5, 0.0, 1.5]), np.array([0.5, 0.5, 0.5]), np.array([-0.5, -0.5, -0.5]))
+add("clamp", "inplace", lambda x: x.clone().clamp_(-0.1, 0.1), nz(4))
+add("clamp_min", "tensor_broadcast", lambda x, m: E.clamp_min(x, m),
+    np.array([[-1.5, 0.4], [1.5, -0.3]]), np.array([0.0, 0.1]))
+add("clamp_min", "inplace", lambda x, m: x.clone().clamp_min_(m), np.array([-1.0, 1.0]),
+    np.array([0.0, 0.0]))
+add("clamp_max", "tensor_broadcast", lambda x, m: E.clamp_max(x, m),
+    np.array([[-1.5, 0.4], [1.5, -0.3]]), np.array([0.0, 0.1]))
+add("clamp_max", "inplace", lambda x, m: x.clone().clamp_max_(m), np.array([-1.0, 1.0]),
+    np.array([0.0, 0.0]))
+add("nan_to_num", "finite", E.nan_to_num, u(2, 3))
+add("nan_to_num", "with_inf", lambda x: E.nan_to_num(_with_infs(x), posinf=5.0), u(4))
+add("nan_to_num", "inplace", lambda x: x.clone().nan_to_num_(), u(4))
+
+
+# ==== reductions ===============================================================================
+section("reductions")
+X234 = u(2, 3, 2)  # 12 elements: the largest input this file uses
+add("sum", "all", E.sum, u(2, 3))
+add("sum", "dim_1", lambda x: x.sum(1), X234)
+add("sum", "dim_-1_keepdim", lambda x: x.sum(-1, keepdim=True), X234)
+add("sum", "dims_0_2", lambda x: E.sum(x, (0, 2)), X234)
+add("sum", "dtype_float64", lambda x: x.sum(dtype=E.float64), u(3))
+add("sum", "0d", E.sum, u())
+add("mean", "all", E.mean, u(2, 3))
+add("mean", "dim_0", lambda x: x.mean(0), X234)
+add("mean", "dims_-1_0_keepdim", lambda x: x.mean((-1, 0), keepdim=True), X234)
+add("prod", "all", E.prod, nz(2, 3))
+add("prod", "dim_1", lambda x: x.prod(1), nz(2, 3))
+add("prod", "dim_-1_keepdim", lambda x: x.prod(-1, keepdim=True), nz(3, 2))
+add("prod", "with_zero", lambda x: x.prod(0), np.array([[0.0, 1.5], [2.0, -0.5], [0.7, 0.0]]))
+add("prod", "all_with_zero", E.prod, np.array([1.5, 0.0, -0.7, 2.0]))
+add("max", "all", E.max, distinct(3, 4))
+add("max.dim", "dim_1", lambda x: E.max(x, 1), distinct(3, 4))
+add("max.dim", "dim_-1_keepdim", lambda x: x.max(-1, keepdim=True)[0], distinct(2, 3, 2))
+add("max.dim", "dim_0_values", lambda x: x.max(dim=0).values, distinct(3, 4))
+add("max.other", "broadcast", lambda x, y: E.max(x, y), distinct(3, 1), distinct(4, salt=2))
+add("min", "all", lambda x: x.min(), distinct(3, 4))
+add("min.dim", "dim_0", lambda x: E.min(x, 0), distinct(3, 4))
+add("min.dim", "dim_-2_keepdim", lambda x: x.min(-2, keepdim=True)[0], distinct(2, 3, 2))
+add("min.other", "broadcast", lambda x, y: E.min(x, y), distinct(3, 1), distinct(4, salt=2))
+add("amax", "all", E.amax, distinct(3, 4))
+add("amax", "dims_0_2", lambda x: E.amax(x, (0, 2)), distinct(2, 3, 2))
+add("amax", "dim_-1_keepdim", lambda x: x.amax(-1, keepdim=True), distinct(3, 4))
+# at a tie the central difference sees half the slope: the even split matches it
+add("amax", "ties_split_evenly", lambda x: x.amax(1),
+    np.array([[1.0, 1.0, 0.0], [0.5, 2.0, 2.0]]), gradgrad=False)
+add("amin", "dim_1", lambda x: E.amin(x, 1), distinct(3, 4))
+add("amin", "dims_-1_0_keepdim", lambda x: x.amin((-1, 0), keepdim=True), distinct(2, 3, 2))
+add("var", "all", E.var, u(2, 3))
+add("var", "dim_1", lambda x: x.var(1), X234)
+add("var", "dim_-1_unbiased_false_keepdim", lambda x: E.var(x, -1, unbiased=False,
+    keepdim=True), u(3, 4))
+add("var", "correction_2", lambda x: E.var(x, (0, 1), correction=2), X234)
+add("std", "all", E.std, u(2, 3))
+add("std", "dim_0_keepdim", lambda x: x.std(0, keepdim=True), u(3, 4))
+add("std", "correction_0", lambda x: E.std(x, -1, correction=0), u(3, 4))
+for _p in (1, 2, 3, 0.5, 0, float("inf"), float("-inf")):
+    add("norm", f"p_{_p}", lambda x, _p=_p: E.norm(x, _p), distinct(3, 4))
+add("norm", "default_p", E.norm, u(2, 3))
+add("norm", "p_2_dim_1", lambda x: x.norm(2, 1), u(3, 4))
+add("norm", "p_1_dim_-1_keepdim", lambda x: E.norm(x, 1, -1, keepdim=True), nz(3, 4))
+add("norm", "p_3_dims_0_2", lambda x: E.norm(x, 3, (0, 2)), nz(2, 3, 2))
+add("norm", "p_inf_dim_0", lambda x: E.norm(x, float("inf"), 0), distinct(3, 4))
+add("norm.str", "fro", lambda x: E.norm(x, "fro"), u(3, 4))
+add("norm.str", "fro_dim_1_keepdim", lambda x: x.norm("fro", (1,), keepdim=True), u(3, 4))
+add("logsumexp", "dim_1", lambda x: E.logsumexp(x, 1), u(3, 4))
+add("logsumexp", "dims_0_-1_keepdim", lambda x: x.logsumexp((0, -1), keepdim=True), X234)
+add("cumsum", "dim_0", lambda x: E.cumsum(x, 0), u(3, 4))
+add("cumsum", "dim_-1", lambda x: x.cumsum(-1), X234)
+add("cumsum", "inplace", lambda x: x.clone().cumsum_(1), u(2, 3))
+add("cumprod", "dim_1", lambda x: E.cumprod(x, 1), nz(3, 4))
+add("cumprod", "dim_-1_with_zero", lambda x: x.cumprod(-1),
+    np.array([[1.5, 0.0, -0.7, 2.0], [0.0, 1.2, 0.0, 0.8]]))
+add("cumprod", "inplace", lambda x: x.clone().cumprod_(0), nz(3, 2))
+add("softmax", "dim_-1", lambda x: E.softmax(x, -1), u(3, 4))
+add("softmax", "dim_0", lambda x: x.softmax(0), X234)
+add("log_softmax", "dim_1", lambda x: E.log_softmax(x, 1), u(3, 4))
+add("log_softmax", "dim_-3", lambda x: x.log_softmax(-3), X234)
+
+# ==== sorting and selection ====================================================================
+add("sort", "dim_-1", lambda x: E.sort(x), distinct(3, 4))
+add("sort", "dim_0_descending", lambda x: x.sort(0, descending=True)[0], distinct(3, 4))
+add("topk", "k2_dim_-1", lambda x: E.topk(x, 2), distinct(3, 4))
+add("topk", "k2_dim_0_smallest", lambda x: x.topk(2, 0, largest=False)[0], distinct(3, 4))
+
+# ==== shape and views ==========================================================================
+section("shape")
+add("view", "2x3_to_3x2", lambda x: x.view(3, 2), u(2, 3))
+add("view", "minus_1", lambda x: x.view(-1), X234)
+add("reshape", "flat_to_2x3x2", lambda x: E.reshape(x, (2, 3, 2)), u(12))
+add("reshape", "minus_1_of_transposed", lambda x: x.t().reshape(-1, 2), u(2, 4))
+add("contiguous", "of_transposed", lambda x: x.t().contiguous(), u(2, 3))
+add("permute", "negative_dims", lambda x: E.permute(x, (-1, 0, 1)), X234)
+add("permute", "method", lambda x: x.permute(1, 2, 0), X234)
+add("transpose", "0_-1", lambda x: E.transpose(x, 0, -1), X234)
+add("transpose", "swapaxes", lambda x: x.swapaxes(1, 2), X234)
+add("t", "2d", E.t, u(2, 3))
+add("t", "1d", lambda x: x.t() * 2, u(3))
+add("expand", "3x1_to_2x3x4", lambda x: x.expand(2, 3, 4), u(3, 1))
+add("expand", "minus_1_keeps", lambda x: x.expand(-1, 3), u(2, 1))
+add("expand", "expand_as", lambda x, y: x.expand_as(y), u(3), u(2, 3))
+add("squeeze", "all", E.squeeze, u(2, 1, 3, 1))
+add("squeeze", "dim_-1", lambda x: x.squeeze(-1), u(2, 1, 3, 1))
+add("squeeze", "dims_tuple", lambda x: E.squeeze(x, (1, 2)), u(2, 1, 3, 1))
+add("unsqueeze", "dim_-1", lambda x: x.unsqueeze(-1), u(2, 3))
+add("unsqueeze", "dim_0", lambda x: E.unsqueeze(x, 0), u(3))
+add("flatten", "start_1", lambda x: E.flatten(x, 1), X234)
+add("flatten", "all", lambda x: x.flatten(), X234)
+add("flatten", "0d", lambda x: x.flatten(), u())
+add("unflatten", "dim_1", lambda x: E.unflatten(x, 1, (2, 3)), u(2, 6))
+add("unflatten", "dim_-1_minus_1", lambda x: x.unflatten(-1, (-1, 2)), u(3, 4))
+add("narrow", "dim_1", lambda x: E.narrow(x, 1, 1, 2), u(3, 4))
+add("narrow", "dim_-1_negative_start", lambda x: x.narrow(-1, -3, 2), u(3, 4))
+add("narrow", "start_0", lambda x: x.narrow(0, 0, 2), u(3, 4))
+add("select", "dim_1", lambda x: E.select(x, 1, 2), u(3, 4))
+add("select", "dim_-1_index_-1", lambda x: x.select(-1, -1), X234)
+add("split", "size_2_dim_1", lambda x: E.split(x, 2, 1), u(2, 5))
+add("split", "size_2_dim_0", lambda x: x.split(2), u(3, 2))
+add("split", "first_piece_only", lambda x: x.split(2, -1)[0] * 2, u(2, 5))
+add("split.sizes", "1_3_dim_-1", lambda x: E.split(x, [1, 3], -1), u(3, 4))
+add("split.sizes", "last_piece_only", lambda x: x.split([2, 1])[1], u(3, 2))
+add("chunk", "3_dim_1", lambda x: E.chunk(x, 3, 1), u(2, 5))
+add("chunk", "2_dim_0", lambda x: x.chunk(2)[1], u(4, 2))
+add("unbind", "dim_0", E.unbind, u(3, 4))
+add("unbind", "dim_-1_one_slice", lambda x: x.unbind(-1)[1], X234)
+add("cat", "dim_-1", lambda x, y: E.cat([x, y], -1), u(2, 3), u(2, 1))
+add("cat", "dim_0_three", lambda x, y: E.cat([x, y, x], 0), u(1, 3), u(2, 3))
+add("cat", "legacy_empty", lambda x: E.cat([x, E.zeros(0, dtype=E.float64)], 0), u(2, 2))
+add("stack", "dim_0", lambda x, y: E.stack([x, y]), u(2, 3), u(2, 3))
+add("stack", "dim_-1", lambda x, y: E.stack((x, y), -1), u(3), u(3))
+add("flip", "dims_0_-1", lambda x: E.flip(x, (0, -1)), X234)
+add("flip", "dim_1", lambda x: x.flip([1]), u(3, 4))
+add("roll", "flat", lambda x: E.roll(x, 2), u(3, 4))
+add("roll", "dims", lambda x: x.roll((1, -2), (0, -1)), u(3, 4))
+add("repeat", "2x1x2", lambda x: x.repeat(2, 1, 2), u(2, 3))
+add("repeat", "same_rank", lambda x: x.repeat(1, 3), u(2, 2))
+add("clone", "2x3", E.clone, u(2, 3))
+add("fill_", "whole", lambda x: (x * 2).fill_(1.5), u(2, 3))
+add("fill_", "on_view", lambda x: _on_view(x, lambda v: v.fill_(0.5)), u(3, 2))
+add("fill_", "zero_", lambda x: _on_view(x, lambda v: v.zero_()) * x, u(3, 2))
+add("copy_", "broadcast_src", lambda x, y: (x * 1).copy_(y), u(2, 3), u(3))
+add("copy_", "into_view", lambda x, y: _on_view(x, lambda v: v.copy_(y)), u(3, 2), u(2))
+
+# ==== indexing =================================================================================
+section("indexing_linalg")
+add("masked_fill", "broadcast_mask", lambda x: E.masked_fill(x, _b([True, False, True]), 0.5),
+    u(2, 3))
+add("masked_fill", "inplace", lambda x: x.clone().masked_fill_(_b([[False], [True]]), -1.0),
+    u(2, 3))
+add("index_select", "dim_0_repeated", lambda x: E.index_select(x, 0, _i([2, 0, 2])),
+    u(3, 4))
+add("index_select", "dim_-1", lambda x: x.index_select(-1, _i([1, 0, 1])), X234)
+add("gather", "dim_1_repeated", lambda x: E.gather(x, 1, _i([[0, 0, 2], [1, 3, 1]])),
+    u(2, 4))
+add("gather", "dim_0", lambda x: x.gather(0, _i([[2, 0], [1, 2]])), u(3, 2))
+_SCATTER_IDX = [[1, 0, 2], [0, 2, 1]]  # unique per column: no write races
+add("scatter", "src_dim_0", lambda x, s: E.scatter(x, 0, _i(_SCATTER_IDX), s), u(3, 3),
+    u(2, 3))
+add("scatter", "src_dim_-1", lambda x, s: x.scatter(-1, _i([[2, 0], [1, 2]]), s), u(2, 3),
+    u(2, 2))
+add("scatter", "inplace", lambda x, s: x.clone().scatter_(1, _i([[1], [0]]), s), u(2, 3),
+    u(2, 1))
+add("scatter.value", "value_2.5", lambda x: E.scatter(x, 0, _i(_SCATTER_IDX), 2.5), u(3, 3))
+add("scatter.value", "inplace", lambda x: x.clone().scatter_(1, _i([[1], [0]]), -1.0),
+    u(2, 3))
+add("scatter_add", "repeated", lambda x, s: E.scatter_add(x, 1, _i([[0, 0, 2], [1, 1, 1]]), s),
+    u(2, 3), u(2, 3))
+add("scatter_add", "inplace", lambda x, s: x.clone().scatter_add_(0, _i([[1, 1], [1, 0]]), s),
+    u(2, 2), u(2, 2))
+add("take_along_dim", "dim_1", lambda x: E.take_along_dim(x, _i([[0, 2, 0], [1, 1, 3]]), 1),
+    u(2, 4))
+add("take_along_dim", "flat", lambda x: x.take_along_dim(_i([5, 0, 5, -1])), u(2, 3))
+add("take_along_dim", "broadcast_self", lambda x: E.take_along_dim(x, _i([[0, 2], [1, 1]]), -1),
+    u(1, 3))
+add("take_along_dim", "negative_dim_1", lambda x: x.take_along_dim(_i([[-1, 0], [2, -3]]), 1),
+    u(2, 3))
+
+# ==== linear algebra ===========================================================================
+add("matmul", "2d_2d", E.matmul, u(2, 3), u(3, 2))
+add("matmul", "1d_2d", lambda x, y: x @ y, u(3), u(3, 2))
+add("matmul", "2d_1d", lambda x, y: x.matmul(y), u(2, 3), u(3))
+add("matmul", "1d_1d", E.matmul, u(4), u(4))
+add("matmul", "batched_broadcast", E.matmul, u(2, 2, 3), u(3, 2))
+add("matmul", "1d_batched", E.matmul, u(2), u(2, 2, 3))
+add("matmul", "batch_broadcast_both", E.matmul, u(2, 1, 2, 2), u(3, 2, 2))
+add("mm", "2x3_3x2", E.mm, u(2, 3), u(3, 2))
+add("bmm", "2x2x3_2x3x2", lambda x, y: x.bmm(y), u(2, 2, 3), u(2, 3, 2))
+add("addmm", "broadcast_self", lambda b, m1, m2: E.addmm(b, m1, m2), u(2), u(3, 2), u(2, 2))
+add("addmm", "beta_alpha", lambda b, m1, m2: E.addmm(b, m1, m2, beta=0.5, alpha=-2),
+    u(3, 2), u(3, 2), u(2, 2))
+add("addmm", "inplace", lambda b, m1, m2: b.clone().addmm_(m1, m2, alpha=1.5), u(2, 2),
+    u(2, 3), u(3, 2))
+add("dot", "len_4", E.dot, u(4), u(4))
+add("outer", "3_by_2", lambda x, y: x.outer(y), u(3), u(2))
+add("einsum", "ij_jk", lambda x, y: E.einsum("ij,jk->ik", x, y), u(2, 3), u(3, 2))
+add("einsum", "implicit_list", lambda x, y: E.einsum("ij,jk", [x, y]), u(2, 3), u(3, 2))
+add("einsum", "sum_away", lambda x: E.einsum("ij->j", x), u(3, 4))
+add("einsum", "batched_three", lambda a, b, c: E.einsum("bi,bij,j->b", a, b, c), u(2, 2),
+    u(2, 2, 3), u(3))
+add("einsum", "outer_only_letter", lambda x, y: E.einsum("i,jk->ij", x, y), u(2), u(3, 2))
+
+# ==== written by hand: Tensor.to, indexing =====================================================
+add("_to_copy", "float64_copy", lambda x: x.to(E.float64, copy=True), u(2, 3))
+# float32 rounds the finite-difference step: a coarse eps keeps that error below atol
+_COARSE = {"eps": 1e-2, "atol": 1e-4}
+add("_to_copy", "float32_round_trip", lambda x: x.to(E.float32).to(E.float64) * 2, u(2, 3),
+    gradcheck=_COARSE)
+add("_to_copy", "float_double", lambda x: x.float().double(), u(3), gradcheck=_COARSE)
+add("index", "int", lambda x: x[1], u(3, 4))
+add("index", "slices_step", lambda x: x[:, 1::2], u(3, 4))
+add("index", "none_ellipsis_neg", lambda x: x[None, ..., -1], X234)
+add("index", "list_repeated", lambda x: x[[0, 2, 0]], u(3, 2))
+add("index", "tensor_repeated_2d", lambda x: x[_i([[1, 1], [0, 1]])], u(2, 3))
+add("index", "bool_mask", lambda x: x[_b([[True, False, True], [False, True, True]])],
+    u(2, 3))
+add("index", "mixed_adv_slice", lambda x: x[[0, 1, 0], 1:], u(2, 3))
+add("index", "two_adv_broadcast", lambda x: x[_i([[0], [1]]), _i([2, 0, 2])], u(2, 3))
+add("index_put_", "tensor_value_adv", lambda x, v: _setitem(x, [2, 0], v), u(3, 2), u(2, 2))
+add("index_put_", "broadcast_value", lambda x, v: _setitem(x, (slice(None), 1), v), u(3, 2),
+    u(1))
+add("index_put_", "bool_mask_value", lambda x, v: _setitem(x, _b([True, False, True]), v),
+    u(3, 2), u(2))
+add("index_put_", "scalar_value", lambda x: _setitem(x, _i([1]), 0.5) * x, u(3, 2))
+add("index_put_", "accumulate_repeated", lambda x, v: _index_put(x, _i([0, 2, 0]), v), u(3, 2),
+    u(3, 2))
