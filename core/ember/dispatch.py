@@ -48,7 +48,7 @@ def wrap(arr, backend):
         t._type = backend.types_by_dtype[arr.dtype]
     except KeyError:
         t._type = backend.type_for_array(arr)  # raises the unsupported-dtype TypeError
-    t.requires_grad = False
+    t._requires_grad = False
     t.grad = t.grad_fn = t._base = t._vc = None
     t.output_nr = 0
     return t

@@ -10,6 +10,7 @@ what is not an op: properties, conversions, Python protocols and the repr.
 from __future__ import annotations
 
 from . import _indexing
+from . import autograd as _autograd
 from . import dispatch as _d
 from . import types as _t
 from .backends import registry as _registry
@@ -51,7 +52,7 @@ class Tensor:
 
     # NOTE: _view_fn/_view_version are set only on views, _grad_acc only on leaves that
     # autograd has seen: read them with getattr(t, name, None) or after checking _base.
-    __slots__ = ("_data", "_type", "requires_grad", "grad", "grad_fn", "output_nr", "_base",
+    __slots__ = ("_data", "_type", "_requires_grad", "grad", "grad_fn", "output_nr", "_base",
                  "_vc", "_view_fn", "_view_version", "_grad_acc", "__weakref__")
 
     # NOTE: no __init__: factories and dispatch.wrap fill the slots directly (hot path).
@@ -124,6 +125,16 @@ class Tensor:
         return self.transpose(-2, -1)
 
     @property
+    def requires_grad(self) -> bool:
+        """Whether autograd records ops on this tensor: set on leaves, True for results of
+        recorded ops, and True for a view whose base requires grad (as in PyTorch)."""
+        return self._requires_grad or (self._base is not None and self._base._requires_grad)
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(bool(value))
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -161,7 +172,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         return self
 
     def detach(self) -> Tensor:
@@ -178,15 +189,14 @@ class Tensor:
         Raises RuntimeError on a view (use ``detach()``), as PyTorch does."""
         if self._base is not None and self._view_fn is not None and self.grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn, self.output_nr, self.requires_grad = None, 0, False
+        self.grad_fn, self.output_nr, self._requires_grad = None, 0, False
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
         """Accumulate the gradient of this tensor w.r.t. the graph leaves into their
         ``.grad`` (``torch.Tensor.backward``); see ``ember.autograd.backward``."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """Run ``hook(grad) -> Tensor or None`` whenever the gradient for this tensor is
@@ -200,8 +210,7 @@ class Tensor:
             from .autograd.function import gradient_edge
             node, nr = gradient_edge(self)
         else:
-            node, nr = grad_accumulator(self), 0
-            self._grad_acc = node  # hooks live on the accumulator: keep it alive
+            node, nr = grad_accumulator(self), 0  # hooks on a leaf live on its accumulator
         hooks = node._tensor_hooks(nr)
         hooks.append(hook)
         return RemovableHandle(hooks, hook)

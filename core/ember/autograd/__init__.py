@@ -14,7 +14,9 @@ in-place ops on views.
 """
 from __future__ import annotations
 
-from .function import AccumulateGrad, Edge, Node
+from .. import dispatch as _d
+from .engine import run_backward
+from .function import AccumulateGrad, Edge, Node, gradient_edge
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import graph  # noqa: F401 - ember.autograd.graph.Node, as in PyTorch
 
@@ -108,8 +110,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     Raises RuntimeError for outputs that do not require grad, non-scalar outputs without
     a gradient, and a second backward through freed saved tensors.
     """
-    from .engine import run_backward
-    from .function import gradient_edge
+    if tensors.__class__ is _d._Tensor and grad_tensors is None and inputs is None and \
+            tensors._data.size == 1:  # loss.backward(): the common case, kept short
+        e = gradient_edge(tensors)
+        if e is not None:
+            b = tensors._type.backend
+            run_backward([e], [_d.wrap(b.xp.ones_like(tensors._data), b)],
+                         retain_graph=create_graph if retain_graph is None else retain_graph,
+                         create_graph=create_graph)
+            return
     outputs = _tensors(tensors, "backward()")
     grads = _make_grads(outputs, grad_tensors, create_graph)
     if retain_graph is None:

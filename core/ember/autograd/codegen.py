@@ -74,7 +74,7 @@ def _save_input(v, name: str, inplace: bool, edge):
     snap = _d.wrap(v._data.copy(), v._type.backend)
     if edge is not None:
         snap.grad_fn, snap.output_nr = edge
-        snap.requires_grad = True
+        snap._requires_grad = True
         if edge[0].__class__.__name__ == "AccumulateGrad":
             snap.grad_fn = None  # a leaf: in-place on it raised already; keep it a leaf
     return save(snap, name)
@@ -188,7 +188,9 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
     for k, f, expr, saved in blocks:
         lines.append(f"        if {need(f)}:")
         for s in saved:
-            lines.append(f"            {s} = _unpack(_node.{s}_, _node)")
+            plain = s not in tensors and s not in outs  # not a (saved) Tensor
+            lines.append(f"            {s} = _node.{s}_" if plain else
+                         f"            {s} = _unpack(_node.{s}_, _node)")
         if list_input is not None:
             lines += [f"            _g = {expr}",
                       "            _r = [None if _e[_i] is None else _g[_i] "
@@ -220,13 +222,23 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
         rec.append(f"    _node.next_functions = ({', '.join(edges)},)")
         cond_of = {k: " or ".join(f"_e{edge_of[n]} is not None"
                                   for n in d.formulas[k].inputs) for k in uses}
+    stores: dict[str, list] = {}  # condition -> statements, so each test is made once
     for s, ks in inputs_saved.items():
-        cond = " or ".join(f"({cond_of[k]})" for k in ks)
-        e = f"_e{edge_of['self']}" if "self" in diff and list_input is None else "None"
-        rec.append(f"    if {cond}: _node.{s}_ = _save_input({s}, {s!r}, _inplace, {e})")
+        cond = " or ".join(dict.fromkeys(cond_of[k] for k in ks))
+        if s not in tensors:  # ints, bools, dims, Python scalars: kept as they are
+            line = f"_node.{s}_ = {s}"
+        elif s == "self":
+            e = f"_e{edge_of['self']}" if "self" in diff and list_input is None else "None"
+            line = f"_node.{s}_ = _save_input({s}, {s!r}, _inplace, {e})"
+        else:
+            line = f"_node.{s}_ = _save({s}, {s!r})"
+        stores.setdefault(cond, []).append(line)
     for name, (owner, attr, ks) in in_attrs.items():
-        cond = " or ".join(f"({cond_of[k]})" for k in ks)
-        rec.append(f"    if {cond}: _node.{name}_ = _attr({owner}, {attr!r})")
+        cond = " or ".join(dict.fromkeys(cond_of[k] for k in ks))
+        stores.setdefault(cond, []).append(f"_node.{name}_ = _attr({owner}, {attr!r})")
+    for cond, lines_ in stores.items():
+        rec.append(f"    if {cond}:")
+        rec += [f"        {x}" for x in lines_]
     rec.append("    return _node")
     return "\n".join(lines) + "\n\n\n" + "\n".join(rec) + "\n"
 
@@ -238,7 +250,7 @@ def namespace() -> dict:
     ns.update({k: v for k, v in vars(ember).items() if not k.startswith("_")})
     ns.update({k: v for k, v in vars(_formulas).items() if not k.startswith("_")})
     ns.update({"_GeneratedNode": GeneratedNode, "_unpack": unpack, "_edge": _edge,
-               "_save_input": _save_input, "_attr": _attr, "_len": len, "_any": any,
+               "_save_input": _save_input, "_save": save, "_attr": _attr, "_len": len, "_any": any,
                "_tuple": tuple, "__name__": "ember.autograd.generated"})
     return ns
 

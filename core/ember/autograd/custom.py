@@ -164,7 +164,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
                                   if isinstance(o, Tensor) else None for o in outs)
         for o, d, orig in zip(outs, diff, outputs):
             if isinstance(o, Tensor) and not d:
-                o.requires_grad = False
+                o._requires_grad = False
         out_ids = {id(o): o for o in outs if isinstance(o, Tensor)}
         orig_to_new = {id(a): b for a, b in zip(outputs, outs) if isinstance(a, Tensor)}
         saved = []

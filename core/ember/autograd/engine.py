@@ -151,19 +151,32 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
                         if not retain_graph:
                             node.release_variables()
                         break
-            i = 0
+            i = -1
             for e in node.next_functions:
-                if e is not None and (reach is None or e[0] in reach):
-                    nxt = e[0]
-                    if out is not None:
-                        g = out[i]
-                        if g is not None:
-                            _add(buffers, nxt, e[1], _validate(g, nxt, e[1], node))
-                    d = deps[nxt] - 1
-                    deps[nxt] = d
-                    if d == 0:
-                        push(ready, (-nxt.sequence_nr, next(tie), nxt))
                 i += 1
+                if e is None:
+                    continue
+                nxt, nr = e
+                if reach is not None and nxt not in reach:
+                    continue
+                if out is not None:
+                    g = out[i]
+                    if g is not None:
+                        om = nxt._out_meta
+                        meta = om[nr] if nr < len(om) else None
+                        if meta is not None and (g._data.shape != meta[0] or
+                                                 g._type is not meta[1]):
+                            g = _validate(g, nxt, nr, node)
+                        nbuf = buffers.get(nxt)
+                        if nbuf is None:
+                            nbuf = buffers[nxt] = [None] * (len(om) if len(om) > nr else nr + 1)
+                        elif nr >= len(nbuf):
+                            nbuf.extend([None] * (nr + 1 - len(nbuf)))
+                        nbuf[nr] = g if nbuf[nr] is None else nbuf[nr] + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    push(ready, (-nxt.sequence_nr, next(tie), nxt))
     finally:
         STATE.enabled = prev_mode
     return captured

@@ -47,10 +47,14 @@ def _dims(dim, ndim: int) -> tuple:
 
 
 def restore_reduced_dims(g, dim, keepdim: bool, ndim: int):
-    """Undo a reduction's squeeze: unsqueeze the reduced dims of ``g`` (size 1)."""
+    """Undo a reduction's squeeze: unsqueeze the reduced dims of ``g`` (size 1), so that
+    ``g`` broadcasts against the reduction's input."""
     if keepdim or ndim == 0:
         return g
-    for d in sorted(_dims(dim, ndim)):
+    dims = sorted(_dims(dim, ndim))
+    if dims == list(range(len(dims))):
+        return g  # leading (or all) dims: right-aligned broadcasting restores them
+    for d in dims:
         g = g.unsqueeze(d)
     return g
 

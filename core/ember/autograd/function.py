@@ -118,21 +118,33 @@ def call_node(node: Node, grads: list) -> tuple:
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``.
 
-    __slots__ = ("variable",)
+    NOTE: the leaf holds its AccumulateGrad (``_grad_acc``) and the node holds the leaf
+    weakly, so there is no cycle and the node is made once per leaf, not once per
+    backward. A leaf nobody can reach any more needs no gradient.
+    """
+
+    __slots__ = ("_variable",)
 
     def __init__(self, variable):
         super().__init__()
         self.sequence_nr = float("inf")  # run as soon as ready, like PyTorch
-        self.variable = variable
+        self._variable = weakref.ref(variable)
         self._out_meta = ((variable._data.shape, variable._type),)
+
+    @property
+    def variable(self):
+        """The leaf tensor (None once it has been freed)."""
+        return self._variable()
 
     def apply(self, grads):
         g = grads[0]
         if g is None:
             return ()
-        v = self.variable
+        v = self._variable()
+        if v is None:
+            return ()
         with _accumulate_lock:
             if v.grad is None:
                 # NOTE: a gradient may be shared (``a + b`` passes one grad to both inputs)
@@ -152,13 +164,10 @@ def _own(g):
 
 
 def grad_accumulator(t) -> AccumulateGrad:
-    """The (cached) AccumulateGrad of leaf ``t``; the tensor holds it weakly, or strongly
-    once a hook lives on it (``Tensor.register_hook`` stores the node itself)."""
-    ref = getattr(t, "_grad_acc", None)
-    acc = ref if ref is None or ref.__class__ is AccumulateGrad else ref()
-    if acc is None:
-        acc = AccumulateGrad(t)
-        t._grad_acc = weakref.ref(acc)
+    """The AccumulateGrad of leaf ``t``, made on first use and kept on the tensor."""
+    acc = getattr(t, "_grad_acc", None)
+    if acc is None or acc._out_meta[0][0] != t._data.shape:  # (an out= may resize a leaf)
+        acc = t._grad_acc = AccumulateGrad(t)
     return acc
 
 
@@ -171,22 +180,32 @@ def gradient_edge(t):
     fn = t.grad_fn
     if fn is not None:
         return (fn, t.output_nr)
-    if t.requires_grad:
+    if t._requires_grad:
         return (grad_accumulator(t), 0)
     return None
 
 
 def set_history(node: Node, outputs) -> None:
-    """Make ``node`` the ``grad_fn`` of each floating-point Tensor in ``outputs``."""
+    """Make ``node`` the ``grad_fn`` of each floating-point Tensor in ``outputs`` (except
+    those its ``_out_diff`` marks non-differentiable)."""
+    diff = getattr(node, "_out_diff", None)
+    if len(outputs) == 1 and diff is None:  # the common case, spelled out
+        t = outputs[0]
+        if t.__class__ is _d._Tensor and t._type.scalar_type.is_floating_point:
+            t.grad_fn, t.output_nr, t._requires_grad = node, 0, True
+            if t._base is not None:
+                t._view_version = t._vc.value
+            node._out_meta = ((t._data.shape, t._type),)
+            return
     meta = []
     for i, t in enumerate(outputs):
-        if t.__class__ is not _d._Tensor and not isinstance(t, _d._Tensor) or \
-                not t._type.scalar_type.is_floating_point:
+        if not isinstance(t, _d._Tensor) or not t._type.scalar_type.is_floating_point or \
+                (diff is not None and not diff[i]):
             meta.append(None)  # integral outputs (indices) never require grad
             continue
         t.grad_fn = node
         t.output_nr = i
-        t.requires_grad = True
+        t._requires_grad = True
         if t._base is not None:
             t._view_version = t._vc.value
         meta.append((t._data.shape, t._type))
@@ -225,7 +244,7 @@ class SavedVariable:
             raise _modified_error(node, self, self.data.shape, self.type, self.vc.value)
         out = _d.wrap(self.data, self.type.backend)
         out._vc = self.vc
-        out.grad_fn, out.output_nr, out.requires_grad = node, self.output_nr, True
+        out.grad_fn, out.output_nr, out._requires_grad = node, self.output_nr, True
         return out
 
 

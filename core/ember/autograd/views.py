@@ -103,7 +103,7 @@ def refresh_view(t) -> None:
     finally:
         STATE.enabled = prev
     old = (t.grad_fn, t.output_nr)
-    t.grad_fn, t.output_nr, t.requires_grad = fresh.grad_fn, fresh.output_nr, True
+    t.grad_fn, t.output_nr, t._requires_grad = fresh.grad_fn, fresh.output_nr, True
     t._view_version = t._vc.value
     _move_retain_grad(t, old)
 
@@ -161,10 +161,12 @@ def record_inplace(op: str, self, result, recorder, args):
 def finish(node: Node, outputs) -> None:
     """Outputs of an out-of-place op get ``node`` as ``grad_fn``; saved outputs are kept."""
     set_history(node, outputs)
-    finish_outputs(node, outputs)
+    if node._result_slots or node._out_attrs:
+        finish_outputs(node, outputs)
 
 
 def finish_outputs(node, outputs) -> None:
+    """Store the outputs (and output attributes) the node's formulas read."""
     from .function import SavedVariable
     for i, slot, name in node._result_slots:
         if i is None:

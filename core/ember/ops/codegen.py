@@ -34,7 +34,7 @@ NAMESPACE: dict = {}  # the generated wrappers' globals (ember.autograd adds its
 
 def any_requires_grad(tensors) -> bool:
     for t in tensors:
-        if t.requires_grad:
+        if t._requires_grad or t._base is not None and t._base._requires_grad:
             return True
     return False
 
@@ -201,14 +201,17 @@ def _requires_grad(schema: FunctionSchema, names, promoted: set) -> str:
         if a.type.base != "Tensor" or a.name not in names:
             continue
         n = a.name
+        # NOTE: a view requires grad when its base does, even one made before the base
+        # got a history (PyTorch's DifferentiableViewMeta::requires_grad).
+        rg = f"({n}._requires_grad or {n}._base is not None and {n}._base._requires_grad)"
         if a.type.is_list:
             parts.append(f"_any_rg({n})")
         elif n in promoted:
-            parts.append(f"(_isinstance({n}, _Tensor) and {n}.requires_grad)")
+            parts.append(f"(_isinstance({n}, _Tensor) and {rg})")
         elif a.type.optional:
-            parts.append(f"({n} is not None and {n}.requires_grad)")
+            parts.append(f"({n} is not None and {rg})")
         else:
-            parts.append(f"{n}.requires_grad")
+            parts.append(rg)
     return " or ".join(parts)
 
 

@@ -315,9 +315,6 @@ def test_inplace_on_view_of_buffer_makes_buffer_require_grad():
     assert_close(w.grad, np.full(4, 2.0))
 
 
-@pytest.mark.xfail(strict=True, reason="a view made before its base gained history through "
-                   "an in-place op keeps requires_grad=False (requires_grad is a plain "
-                   "attribute; see report)")
 @pytest.mark.parametrize("write", ["base", "other_view"])
 def test_view_made_before_base_requires_grad_follows_base(write):
     w = leaf(WA)
