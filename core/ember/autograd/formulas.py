@@ -27,12 +27,16 @@ def is_expandable_to(shape, desired) -> bool:
 def sum_to(g, shape):
     """Sum ``g`` down to ``shape`` over the dims broadcasting added or stretched."""
     shape = tuple(shape)
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and g.shape[lead + i] != 1)
-    if dims:
-        g = g.sum(dims, keepdim=True)
-    return g.reshape(shape) if lead or g.shape != shape else g
+    have = g._data.shape
+    if have == shape:
+        return g
+    lead = len(have) - len(shape)
+    inner = tuple(i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1)
+    if lead:
+        g = g.sum(tuple(range(lead)))  # the dims broadcasting prepended
+    if inner:
+        g = g.sum(inner, keepdim=True)  # the size-1 dims it stretched
+    return g
 
 
 def maybe_multiply(g, s):
@@ -478,6 +482,8 @@ def index_put_values_backward(grad, indices):
 
 def matmul_backward_self(grad, self, other):
     """``matmul`` w.r.t. ``self``, for every mix of 1-D, 2-D and batched operands."""
+    if self.ndim == 2 and other.ndim == 2:
+        return grad.mm(other.t())
     if self.ndim == 1 and other.ndim == 1:
         return grad * other
     a_1d, b_1d = self.ndim == 1, other.ndim == 1
@@ -491,6 +497,8 @@ def matmul_backward_self(grad, self, other):
 
 def matmul_backward_other(grad, self, other):
     """``matmul`` w.r.t. ``other``."""
+    if self.ndim == 2 and other.ndim == 2:
+        return self.t().mm(grad)
     if self.ndim == 1 and other.ndim == 1:
         return grad * self
     a_1d, b_1d = self.ndim == 1, other.ndim == 1
