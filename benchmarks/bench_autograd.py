@@ -22,45 +22,15 @@ def _zero(*ts):
         t.grad = None
 
 
-def ember_cases(rng):
-    x = E.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
-    a = E.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
-    b = E.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
-    X = E.tensor(rng.standard_normal((32, 64), dtype=np.float32))
-    ws = [E.tensor(rng.standard_normal(s, dtype=np.float32) * 0.1, requires_grad=True)
+def autograd_cases(lib, rng):
+    """The three cases on ``lib`` (``ember`` or ``torch``: the same calls work on both)."""
+    x = lib.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
+    a = lib.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
+    b = lib.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
+    X = lib.tensor(rng.standard_normal((32, 64), dtype=np.float32))
+    ws = [lib.tensor(rng.standard_normal(s, dtype=np.float32) * 0.1, requires_grad=True)
           for s in ((64, 128), (128, 128), (128, 10))]
-    bs = [E.zeros(n, requires_grad=True) for n in (128, 128, 10)]
-
-    def mlp():
-        h = X
-        for i, (w, bias) in enumerate(zip(ws, bs)):
-            h = h @ w + bias
-            if i < 2:
-                h = h.tanh()
-        h.sum().backward()
-        _zero(*ws, *bs)
-
-    def sum_backward():
-        x.sum().backward()
-        x.grad = None
-
-    def mul_add():
-        (a * b + a).sum().backward()
-        _zero(a, b)
-    return {"x.sum().backward()": sum_backward, "(a*b+a).sum().backward()": mul_add,
-            "MLP 3 layers fwd+bwd": mlp}
-
-
-def torch_cases(rng):
-    if torch is None:
-        return {}
-    x = torch.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
-    a = torch.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
-    b = torch.tensor(rng.random(10, dtype=np.float32), requires_grad=True)
-    X = torch.tensor(rng.standard_normal((32, 64), dtype=np.float32))
-    ws = [torch.tensor(rng.standard_normal(s, dtype=np.float32) * 0.1, requires_grad=True)
-          for s in ((64, 128), (128, 128), (128, 10))]
-    bs = [torch.zeros(n, requires_grad=True) for n in (128, 128, 10)]
+    bs = [lib.zeros(n, requires_grad=True) for n in (128, 128, 10)]
 
     def mlp():
         h = X
@@ -105,7 +75,9 @@ def numpy_cases(rng):
 
 def main() -> None:
     rng = np.random.default_rng(0)
-    em, to, npc = ember_cases(rng), torch_cases(rng), numpy_cases(rng)
+    em = autograd_cases(E, rng)
+    to = autograd_cases(torch, rng) if torch is not None else {}
+    npc = numpy_cases(rng)
     print(f"{'case':<28}{'numpy us':>10}{'ember us':>10}{'torch us':>10}{'ember/torch':>13}")
     ratios = []
     for name, fn in em.items():

@@ -332,16 +332,14 @@ def test_wrong_number_of_gradients_raises(returned):
         Bad.apply(leaf(), leaf()).sum().backward()
 
 
+def times_two(backward, name: str = "F"):
+    """A Function class ``name`` computing ``2 x``, with ``backward(ctx, g)`` as given."""
+    return type(name, (Function,), {"forward": staticmethod(lambda ctx, x: x * 2.0),
+                                    "backward": staticmethod(backward)})
+
+
 def test_extra_trailing_none_gradients_are_allowed():
-    class F(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2.0
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2.0, None, None
-
+    F = times_two(lambda ctx, g: (g * 2.0, None, None))
     x = leaf()
     F.apply(x).sum().backward()
     assert_close(x.grad, np.full(3, 2.0))
@@ -380,14 +378,7 @@ def test_gradient_for_tensor_not_requiring_grad_is_dropped():
 
 
 def test_gradient_of_wrong_shape_raises():
-    class F(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2.0
-
-        @staticmethod
-        def backward(ctx, g):
-            return E.ones(4, dtype=E.float64)
+    F = times_two(lambda ctx, g: E.ones(4, dtype=E.float64))
 
     with pytest.raises(RuntimeError, match=r"Function FBackward returned an invalid gradient "
                                            r"- got shape \[4\] but expected shape compatible "

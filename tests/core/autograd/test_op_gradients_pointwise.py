@@ -1,28 +1,13 @@
-"""Derivatives of the pointwise ops (``derivatives.yaml``, pointwise sections): gradcheck
-and gradgradcheck on every sample of ``op_samples.py`` (group "pointwise"), closed-form
-numpy float64 references for a few, and PyTorch's choices at points without a derivative
-(ties, NaN, the origin of atan2)."""
+"""Derivatives of the pointwise ops checked against closed-form numpy float64 values, and
+PyTorch's choices at points without a derivative (ties, NaN, the origin of atan2).
+gradcheck/gradgradcheck of every sample run in test_op_gradients.py."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import ember as E
-from core.autograd.op_samples import SAMPLES, check_grad, check_gradgrad
 from helpers import assert_close
-
-CASES = [s for s in SAMPLES if s.group == "pointwise"]
-
-
-@pytest.mark.parametrize("sample", CASES, ids=lambda s: s.id)
-def test_gradcheck(sample):
-    assert check_grad(sample)
-
-
-@pytest.mark.parametrize("sample", [s for s in CASES if s.gradgrad], ids=lambda s: s.id)
-def test_gradgradcheck(sample):
-    assert check_gradgrad(sample)
-
 
 def leaf(values):
     return E.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
