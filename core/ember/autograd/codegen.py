@@ -215,7 +215,8 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
         edges = []
         for n in tensors:
             if n in diff:
-                rec.append(f"    _e{edge_of[n]} = _edge({n})")
+                rec.append(f"    _e{edge_of[n]} = _gradient_edge({n}) if {n}.__class__ is _Tensor "
+                           f"else _edge({n})")
                 edges.append(f"_e{edge_of[n]}")
             else:
                 edges.append("None")
@@ -231,7 +232,8 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
             e = f"_e{edge_of['self']}" if "self" in diff and list_input is None else "None"
             line = f"_node.{s}_ = _save_input({s}, {s!r}, _inplace, {e})"
         else:
-            line = f"_node.{s}_ = _save({s}, {s!r})"
+            line = (f"_node.{s}_ = _SavedVariable({s}, {s!r}) if {s}.__class__ is _Tensor "
+                    f"else _save({s}, {s!r})")
         stores.setdefault(cond, []).append(line)
     for name, (owner, attr, ks) in in_attrs.items():
         cond = " or ".join(dict.fromkeys(cond_of[k] for k in ks))
@@ -250,7 +252,9 @@ def namespace() -> dict:
     ns.update({k: v for k, v in vars(ember).items() if not k.startswith("_")})
     ns.update({k: v for k, v in vars(_formulas).items() if not k.startswith("_")})
     ns.update({"_GeneratedNode": GeneratedNode, "_unpack": unpack, "_edge": _edge,
-               "_save_input": _save_input, "_save": save, "_attr": _attr, "_len": len, "_any": any,
+               "_save_input": _save_input, "_save": save, "_attr": _attr,
+               "_gradient_edge": gradient_edge, "_SavedVariable": SavedVariable,
+               "_Tensor": _Tensor, "_len": len, "_any": any,
                "_tuple": tuple, "__name__": "ember.autograd.generated"})
     return ns
 

@@ -232,7 +232,8 @@ class SavedVariable:
             self.version = self.vc.value
         else:
             self.tensor = t
-            self.version = t._version
+            vc = t._vc
+            self.version = 0 if vc is None else vc.value
 
     def unpack(self, node: Node):
         t = self.tensor
