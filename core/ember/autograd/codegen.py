@@ -34,7 +34,7 @@ import builtins
 
 from . import formulas as _formulas
 from .derivatives import SAVED_ATTRS, Derivative, DerivativeError
-from .function import FREED, Node, SavedVariable, gradient_edge, save, unpack
+from .function import FREED, AccumulateGrad, Node, SavedVariable, gradient_edge, save, unpack
 
 _SOURCES: dict[str, str] = {}
 _SAFE_BUILTINS = ("None", "True", "False", "len", "range", "tuple", "list", "isinstance",
@@ -75,7 +75,7 @@ def _save_input(v, name: str, inplace: bool, edge):
     if edge is not None:
         snap.grad_fn, snap.output_nr = edge
         snap._requires_grad = True
-        if edge[0].__class__.__name__ == "AccumulateGrad":
+        if edge[0].__class__ is AccumulateGrad:
             snap.grad_fn = None  # a leaf: in-place on it raised already; keep it a leaf
     return save(snap, name)
 

@@ -135,10 +135,7 @@ class CopySlices(Node):
             part.copy_(_validate(res[0], self.fn, 0, self.fn) if self.fn._out_meta else res[0])
         else:
             part.zero_()
-        out = [result]
-        for i, r in enumerate(res[1:], 1):
-            out.append(r)
-        return out
+        return [result, *res[1:]]
 
     def release_variables(self) -> None:
         self.fn.release_variables()
