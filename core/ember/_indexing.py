@@ -78,15 +78,14 @@ def index_put_normalized(t, idx: tuple, value, accumulate: bool = False):
         from .autograd import RECORDERS
         from .autograd.grad_mode import STATE
         if STATE.enabled:
-            from .autograd.views import check_inplace
-            check_inplace("index_put_", t)
-            node = RECORDERS["index_put_"][1](True, t, idx, value, accumulate)
+            from .autograd.views import begin_inplace
+            node = begin_inplace("index_put_", t, RECORDERS["index_put_"][1],
+                                 (t, idx, value, accumulate))
     t._type.kernels["index_put_"](t._data, idx, arr, accumulate)
     t._bump_version()
     if node is not None:
-        from .autograd.views import finish_outputs, rebase_history
-        rebase_history(t, node)
-        finish_outputs(node, (t,))
+        from .autograd.views import end_inplace
+        end_inplace(t, node)
     return t
 
 

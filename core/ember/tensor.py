@@ -9,6 +9,8 @@ what is not an op: properties, conversions, Python protocols and the repr.
 """
 from __future__ import annotations
 
+import weakref
+
 from . import _indexing
 from . import autograd as _autograd
 from . import dispatch as _d
@@ -219,7 +221,6 @@ class Tensor:
         """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves).
 
         Raises RuntimeError if the tensor does not require grad."""
-        import weakref
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None:

@@ -89,6 +89,7 @@ def _attr(v, attr: str):
 
 
 def camel(name: str) -> str:
+    """``log_softmax`` -> ``LogSoftmax`` (the stem of a node's class name)."""
     return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
 
 
@@ -109,6 +110,7 @@ class _Rewrite(ast.NodeTransformer):
 
 
 def output_names(d: Derivative) -> list[str]:
+    """The names formulas use for the outputs: ``result``, or the declared return names."""
     rets = d.schema.returns
     if len(rets) == 1:
         return ["result"]

@@ -68,10 +68,12 @@ class Derivative:
 
     @property
     def name(self) -> str:
+        """The qualified op name, ``max.dim``."""
         return self.schema.qualified_name
 
     @property
     def differentiable_inputs(self) -> list[str]:
+        """The Tensor inputs that have a formula (not ``non_differentiable``)."""
         return [i for f in self.formulas if f.expression is not None for i in f.inputs]
 
 

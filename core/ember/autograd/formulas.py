@@ -290,10 +290,12 @@ def isfinite(x):
 
 
 def where_self(condition, grad):
+    """``where(condition, self, other)`` w.r.t. ``self``: the gradient where chosen."""
     return E.where(condition, grad, 0.0)
 
 
 def where_other(condition, grad):
+    """``where(condition, self, other)`` w.r.t. ``other``: the gradient where chosen."""
     return E.where(condition, 0.0, grad)
 
 
@@ -389,6 +391,7 @@ def cat_backward(grad, dim, shapes):
 
 
 def squeeze_backward(grad, shape):
+    """``squeeze``: the gradient reshaped back to the input's ``shape``."""
     return grad.reshape(shape)
 
 
@@ -412,6 +415,7 @@ def roll_backward(grad, shifts, dims):
 
 
 def expand_backward(grad, shape):
+    """``expand``: the gradient summed over the expanded dims, down to ``shape``."""
     return sum_to(grad, shape)
 
 

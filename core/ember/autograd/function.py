@@ -68,6 +68,8 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
     def apply(self, grads: tuple) -> tuple:
+        """Gradients of the forward inputs (one per ``next_functions`` entry, None where not
+        needed) from ``grads``, the gradients of the forward outputs (None where none came)."""
         raise NotImplementedError(f"{self.name()}.apply() is not implemented")
 
     def release_variables(self) -> None:
@@ -236,6 +238,8 @@ class SavedVariable:
             self.version = 0 if vc is None else vc.value
 
     def unpack(self, node: Node):
+        """The saved tensor (an output rebuilt with ``node`` as ``grad_fn``); raises the
+        in-place-modification RuntimeError if its version changed since it was saved."""
         t = self.tensor
         if t is not None:
             if t._version != self.version:

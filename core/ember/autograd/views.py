@@ -147,12 +147,24 @@ def record_inplace(op: str, self, result, recorder, args):
     ``result`` is the functional result (an array); ``recorder(True, *args)`` builds the
     node from the inputs *before* the write. If the write fails, nothing has changed.
     """
-    check_inplace(op, self)
-    node = recorder(True, *args)
+    node = begin_inplace(op, self, recorder, args)
     _d.write_inplace(op, self, result)
+    end_inplace(self, node)
+    return self
+
+
+def begin_inplace(op: str, self, recorder, args):
+    """Before an in-place write under autograd: refuse what PyTorch refuses, then build the
+    node from the inputs as they are now (``recorder(True, *args)``)."""
+    check_inplace(op, self)
+    return recorder(True, *args)
+
+
+def end_inplace(self, node) -> None:
+    """After the write: ``node`` becomes the history of ``self`` (or of its base) and keeps
+    the outputs its formulas read."""
     rebase_history(self, node)
     finish_outputs(node, (self,))
-    return self
 
 
 def finish(node: Node, outputs) -> None:

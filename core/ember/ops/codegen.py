@@ -33,6 +33,7 @@ NAMESPACE: dict = {}  # the generated wrappers' globals (ember.autograd adds its
 
 
 def any_requires_grad(tensors) -> bool:
+    """Whether any tensor of a ``Tensor[]`` argument requires grad (views: via their base)."""
     for t in tensors:
         if t._requires_grad or t._base is not None and t._base._requires_grad:
             return True
@@ -40,12 +41,14 @@ def any_requires_grad(tensors) -> bool:
 
 
 def out_grad_error(op: str) -> RuntimeError:
+    """PyTorch's error for ``out=`` on an op whose inputs require grad."""
     return RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
                         f"differentiation, but one of the arguments requires grad; call "
                         f"{op}() without out=, or under 'with ember.no_grad():'")
 
 
 def no_derivative(op: str) -> NotImplementedError:
+    """The error for recording an op that has no ``derivatives.yaml`` entry."""
     return NotImplementedError(f"the derivative for '{op}' is not implemented: add an entry "
                                f"to ember/autograd/derivatives.yaml, or call it under "
                                f"'with ember.no_grad():' or on .detach()-ed inputs")
@@ -77,9 +80,9 @@ def _namespace() -> dict:
         "_isinstance": isinstance, "_int": int, "_float": float, "_tuple": tuple,
         "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0}, "_enumerate": enumerate,
         # autograd (the recorders ``_ag_<op>`` are added by ember.autograd at import)
-        "_gm": _grad_mode.STATE, "_finish": _views.finish, "_finish_outputs": _views.finish_outputs,
-        "_record_inplace": _views.record_inplace, "_check_inplace": _views.check_inplace,
-        "_rebase": _views.rebase_history, "_any_rg": any_requires_grad,
+        "_gm": _grad_mode.STATE, "_finish": _views.finish,
+        "_record_inplace": _views.record_inplace, "_begin_inplace": _views.begin_inplace,
+        "_end_inplace": _views.end_inplace, "_any_rg": any_requires_grad,
         "_out_grad_error": out_grad_error, "_no_derivative": no_derivative,
     }
 
@@ -336,11 +339,9 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
         rec_args = ", ".join(a.name for a in schema.arguments)
         if schema.is_inplace and rg:  # declared in place (fill_, copy_): record before
             body += [f"if ({rg}) and _gm.enabled:",
-                     f"    _check_inplace({op!r}, self)" if record else
-                     f"    raise _no_derivative({op!r})",
-                     f"    _node = {record}(True, {rec_args})" if record else "",
+                     f"    _node = _begin_inplace({op!r}, self, {record}, ({rec_args},))"
+                     if record else f"    raise _no_derivative({op!r})",
                      "else:", "    _node = None"]
-            body = [b for b in body if b]
         if schema.is_inplace:  # its kernel writes self
             body.append(f"_check_writable({op!r}, self)")
         if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
@@ -361,8 +362,7 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
             # NOTE: the kernel validated everything before writing self's array in place
             body += ["self._bump_version()"]
             if rg:
-                body += ["if _node is not None:", "    _rebase(self, _node)",
-                         "    _finish_outputs(_node, (self,))"]
+                body.append("if _node is not None: _end_inplace(self, _node)")
             body += ["return self"]
         else:
             if with_out:
