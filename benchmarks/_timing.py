@@ -12,11 +12,15 @@ def best_of(fn, repeat: int = 7, min_time: float = 0.05) -> float:
     return min(timer.repeat(repeat=repeat, number=number)) / number * 1e6
 
 
-def try_import_torch():
-    """torch if installed (benchmarks compare against it when present), else None."""
+def try_import_torch(single_thread: bool = True):
+    """torch if installed (benchmarks compare against it when present), else None.
+
+    ``single_thread``: pin torch to one thread, as numpy's per-op paths are (tiny-op
+    overhead benchmarks); pass False where BLAS-sized work lets both use every core."""
     try:
         import torch
-        torch.set_num_threads(1)
+        if single_thread:
+            torch.set_num_threads(1)
         return torch
     except ImportError:
         return None

@@ -33,6 +33,7 @@ import ast
 import builtins
 
 from . import formulas as _formulas
+from . import nn_formulas as _nn_formulas
 from .derivatives import SAVED_ATTRS, Derivative, DerivativeError
 from .function import FREED, AccumulateGrad, Node, SavedVariable, gradient_edge, save, unpack
 
@@ -127,7 +128,8 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
     list_input = next((a.name for a in schema.arguments
                        if a.type.base == "Tensor" and a.type.is_list), None)
     diff = {n for f in d.formulas if f.expression for n in f.inputs}
-    known = set(args) | set(outs) | {"grad", "grads"} | set(namespace) | set(_SAFE_BUILTINS)
+    known = set(args) | set(outs) | {"grad", "grads", "grad_input_mask"} | set(namespace) | \
+        set(_SAFE_BUILTINS)
 
     blocks, uses = [], {}  # uses: formula index -> names of saved things it reads
     for k, f in enumerate(d.formulas):
@@ -145,7 +147,7 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
                                   f"from autograd/formulas.py")
         saved = sorted((names & (set(args) | set(outs))) | attr_names)
         uses[k] = (saved, rw.attrs)
-        blocks.append((k, f, expr, saved))
+        blocks.append((k, f, expr, saved, "grad_input_mask" in names))
 
     # every saved thing, with what it is: an input, an output, or an attribute of one
     inputs_saved, outputs_saved, in_attrs, out_attrs = {}, {}, {}, {}
@@ -187,8 +189,11 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
             return "_any(_x is not None for _x in _e)"
         return " or ".join(f"_e[{edge_of[n]}] is not None" for n in f.inputs)
 
-    for k, f, expr, saved in blocks:
+    for k, f, expr, saved, masked in blocks:
         lines.append(f"        if {need(f)}:")
+        if masked:  # which of this formula's inputs need a gradient, in formula order
+            mask = "".join(f"_e[{edge_of[n]}] is not None, " for n in f.inputs)
+            lines.append(f"            grad_input_mask = ({mask})")
         for s in saved:
             plain = s not in tensors and s not in outs  # not a (saved) Tensor
             lines.append(f"            {s} = _node.{s}_" if plain else
@@ -252,7 +257,8 @@ def namespace() -> dict:
     import ember
     ns = {n: getattr(builtins, n) for n in _SAFE_BUILTINS if hasattr(builtins, n)}
     ns.update({k: v for k, v in vars(ember).items() if not k.startswith("_")})
-    ns.update({k: v for k, v in vars(_formulas).items() if not k.startswith("_")})
+    for helpers in (_formulas, _nn_formulas):
+        ns.update({k: v for k, v in vars(helpers).items() if not k.startswith("_")})
     ns.update({"_GeneratedNode": GeneratedNode, "_unpack": unpack, "_edge": _edge,
                "_save_input": _save_input, "_save": save, "_attr": _attr,
                "_gradient_edge": gradient_edge, "_SavedVariable": SavedVariable,

@@ -11,6 +11,9 @@ Names a formula may use:
 
 * ``grad`` (the gradient of the only, or first, output) and ``grads`` (all of them, None
   where an output got no gradient);
+* ``grad_input_mask``: a tuple of bools, one per input of the formula (in the order the
+  key names them), true where that input needs a gradient, so a joint formula can skip
+  work (``input, weight, bias: convolution_backward(..., grad_input_mask)``);
 * the op's arguments by name (``self``, ``other``, ``dim``, ...), which are saved for
   backward only when a formula that will run uses them;
 * ``result`` (or the outputs' names, ``values``), saved as outputs;

@@ -1,1 +1,3 @@
-"""Backends: the registry of what plugins registered, and the generic array-API kernels."""
+"""Backends: the registry, the generic array-API kernels, and the convolution dispatcher
+(``ember.backends.convolution``)."""
+from . import convolution  # noqa: F401

@@ -23,7 +23,12 @@ _default = _DefaultDevice()
 
 
 def register(backend) -> None:
-    """Add ``backend`` (called by the plugin manager after it validated the backend)."""
+    """Add ``backend`` (called by the plugin manager after it validated the backend).
+
+    The core adds the kernels every backend shares: the convolution dispatcher
+    (``backends/convolution.py``), which picks among registered algorithms."""
+    from .convolution import install_kernels
+    install_kernels(backend)
     _backends[backend.name] = backend
 
 

@@ -16,8 +16,10 @@ def ember_backends():
 
 @hookspec
 def ember_convolution_algorithms():
-    """Return convolution algorithms (``supports(params)``, ``priority``, ``forward``) that
-    ``_convolution`` picks from by priority; called once at load."""
+    """Return convolution algorithms (``name``, ``priority``, ``device_type``,
+    ``supports_groups``, ``supports(params)``, ``forward``, ``backward``; the protocol is in
+    ``ember/backends/convolution.py``) that ``_convolution`` picks from by priority; called
+    once at load."""
 
 
 @hookspec

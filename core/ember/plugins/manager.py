@@ -42,6 +42,7 @@ _pm: pluggy.PluginManager | None = None
 _infos: list[PluginInfo] = []
 # What loaded plugins registered, by hook (consumed by the conv dispatcher, fusers, JIT).
 registered: dict[str, list] = {h: [] for h in HOOKS}
+generation = 0  # bumped on every (re)load, so caches of registered things can expire
 
 
 def _names(var: str) -> set[str] | None:
@@ -85,8 +86,9 @@ def _validate_pass(obj) -> str:
 
 VALIDATORS = {
     "ember_backends": _validate_backend,
-    "ember_convolution_algorithms": _validate_named("convolution algorithm",
-                                                    ("name", "priority", "supports")),
+    "ember_convolution_algorithms": _validate_named(
+        "convolution algorithm", ("name", "priority", "device_type", "supports_groups",
+                                  "supports", "forward", "backward")),
     "ember_fusers": _validate_named("fuser", ("name", "device_type", "compile")),
     "ember_jit_passes": _validate_pass,
 }
@@ -124,7 +126,7 @@ def _load_one(pm: pluggy.PluginManager, ep, info: PluginInfo) -> None:
 
 def ensure_loaded() -> None:
     """Load every enabled plugin once. Safe to call from any thread, any number of times."""
-    global _loaded, _pm
+    global _loaded, _pm, generation
     if _loaded:
         return
     with _lock:
@@ -152,6 +154,7 @@ def ensure_loaded() -> None:
                 warnings.warn(f"ember: skipping plugin '{ep.name}' ({info.distribution} "
                               f"{info.version}): {info.error}", UserWarning, stacklevel=3)
         _pm = pm
+        generation += 1
         _loaded = True
 
 

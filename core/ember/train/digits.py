@@ -1,0 +1,179 @@
+"""The main job: train a LeNet-style CNN on scikit-learn's handwritten digits.
+
+The data is scikit-learn's copy of the UCI optical digits (1,797 8x8 images with values
+0..16, shipped inside the package, so no download): scaled to [0, 1], split 80/20 with a
+fixed seed (the split never changes with ``--seed``, which seeds initialisation and
+shuffling). The network follows LeCun et al. 1998 in miniature::
+
+    conv 1->16 3x3 pad 1, ReLU, max-pool 2     (N, 1, 8, 8)  -> (N, 16, 4, 4)
+    conv 16->32 3x3 pad 1, ReLU, max-pool 2    (N, 16, 4, 4) -> (N, 32, 2, 2)
+    flatten, linear 128->64, ReLU, linear 64->10
+
+trained with Adam (lr 1e-3) on cross-entropy, batch 64, 20 epochs by default. Test
+accuracy reaches 0.95 or more for seeds 0, 1 and 2 (checked by
+``tests/core/train/test_digits.py`` for a short run and by hand for the full one).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import ember as E
+from ember import nn
+from ember.nn import functional as F
+
+SPLIT_SEED = 0  # the train/test split is fixed, whatever --seed says
+
+
+def lenet(device=None, dtype=None) -> nn.Sequential:
+    """The digits CNN: (N, 1, 8, 8) float images -> (N, 10) logits."""
+    kw = {"device": device, "dtype": dtype}
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1, **kw), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1, **kw), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(128, 64, **kw), nn.ReLU(),
+        nn.Linear(64, 10, **kw),
+    )
+
+
+def load_digits(device=None):
+    """(x_train, y_train, x_test, y_test): images (N, 1, 8, 8) float32 in [0, 1] and labels
+    (N,) int64, split 80/20 with a fixed seed. Raises ImportError naming the extra to
+    install when scikit-learn is missing."""
+    try:
+        from sklearn.datasets import load_digits as sk_load
+        from sklearn.model_selection import train_test_split
+    except ImportError as e:
+        raise ImportError("the digits job needs scikit-learn: pip install 'ember[train]'") \
+            from e
+    data = sk_load()
+    images = (data.images / 16.0).astype(np.float32)[:, None]
+    xtr, xte, ytr, yte = train_test_split(images, data.target.astype(np.int64),
+                                          test_size=0.2, random_state=SPLIT_SEED,
+                                          stratify=data.target)
+    return tuple(E.tensor(a, device=device) for a in (xtr, ytr, xte, yte))
+
+
+@dataclass
+class History:
+    """Per-epoch training loss, training accuracy and seconds, and the final test accuracy."""
+
+    loss: list = field(default_factory=list)
+    accuracy: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    test_accuracy: float = float("nan")
+
+
+def accuracy(model, x, y, batch_size: int = 512) -> float:
+    """Fraction of ``x`` that ``model`` labels as ``y`` (eval mode, no grad)."""
+    model.eval()
+    correct = 0
+    with E.no_grad():
+        for i in range(0, x.shape[0], batch_size):
+            pred = model(x[i:i + batch_size]).argmax(1)
+            correct += int((pred == y[i:i + batch_size]).sum().item())
+    model.train()
+    return correct / x.shape[0]
+
+
+def train(epochs: int = 20, batch_size: int = 64, lr: float = 1e-3, seed: int = 0,
+          device=None, progress: bool = True) -> tuple:
+    """Train the digits CNN; returns (model, History). ``progress`` shows a tqdm bar."""
+    E.manual_seed(seed)
+    xtr, ytr, xte, yte = load_digits(device)
+    model = lenet(device=device)
+    opt = E.optim.Adam(model.parameters(), lr=lr)
+    loader = E.utils.data.DataLoader(E.utils.data.TensorDataset(xtr, ytr),
+                                     batch_size=batch_size, shuffle=True,
+                                     generator=E.Generator().manual_seed(seed))
+    hist = History()
+    bar = _progress(epochs * len(loader), progress)
+    for epoch in range(epochs):
+        start = time.perf_counter()
+        total, correct, seen = 0.0, 0, 0
+        for xb, yb in loader:
+            logits = model(xb)
+            loss = F.cross_entropy(logits, yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            n = yb.shape[0]
+            total += loss.item() * n
+            correct += int((logits.argmax(1) == yb).sum().item())
+            seen += n
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(epoch=epoch + 1, loss=f"{total / seen:.4f}",
+                                acc=f"{correct / seen:.3f}", refresh=False)
+        hist.seconds.append(time.perf_counter() - start)
+        hist.loss.append(total / seen)
+        hist.accuracy.append(correct / seen)
+    if bar is not None:
+        bar.close()
+    hist.test_accuracy = accuracy(model, xte, yte)
+    return model, hist
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress is a nicety; the job runs without it
+        return None
+    return tqdm(total=total, desc="digits", unit="step", dynamic_ncols=True)
+
+
+def plot(hist: History, path: str) -> None:
+    """Write a PNG of training loss and accuracy per epoch (needs matplotlib)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
+    epochs = range(1, len(hist.loss) + 1)
+    a.plot(epochs, hist.loss)
+    a.set(xlabel="epoch", ylabel="training loss", title="loss")
+    b.plot(epochs, hist.accuracy, label="train")
+    b.axhline(hist.test_accuracy, color="gray", linestyle="--", label="test (final)")
+    b.set(xlabel="epoch", ylabel="accuracy", title="accuracy")
+    b.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``ember train digits`` options."""
+    p.add_argument("--device", default=None, help="device to train on (default: cpu)")
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="digits_cnn.safetensors",
+                   help="where to save the trained weights (safetensors)")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="also write a loss/accuracy plot to this PNG file")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the job from parsed ``args``; prints results, returns an exit code."""
+    if args.epochs < 1 or args.batch_size < 1 or args.lr <= 0:
+        raise SystemExit("ember train digits: --epochs and --batch-size must be >= 1 and "
+                         "--lr > 0")
+    model, hist = train(args.epochs, args.batch_size, args.lr, args.seed, args.device,
+                        progress=not args.no_progress)
+    per_epoch = sum(hist.seconds) / len(hist.seconds)
+    print(f"test accuracy {hist.test_accuracy:.4f} after {args.epochs} epochs "
+          f"({per_epoch:.3f} s/epoch, {sum(hist.seconds):.1f} s in all)")
+    if args.out:
+        E.save(model.state_dict(), args.out)
+        print(f"saved weights to {args.out}")
+    if args.plot:
+        plot(hist, args.plot)
+        print(f"saved plot to {args.plot}")
+    return 0

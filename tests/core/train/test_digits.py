@@ -1,0 +1,52 @@
+"""The main job end to end: the digits CNN trains (loss falls, accuracy rises), the CLI runs
+with every option, and the saved weights load back into a fresh model."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember as E
+from ember import cli
+from ember.train import digits
+
+
+def test_data_split_is_fixed_and_shaped():
+    xtr, ytr, xte, yte = digits.load_digits()
+    assert xtr.shape == (1437, 1, 8, 8) and xte.shape == (360, 1, 8, 8)
+    assert xtr.dtype == E.float32 and ytr.dtype == E.int64
+    assert 0.0 <= float(xtr.min()) and float(xtr.max()) <= 1.0
+    again = digits.load_digits()
+    np.testing.assert_array_equal(again[1].numpy(), ytr.numpy())  # same split every time
+
+
+def test_lenet_shapes():
+    model = digits.lenet()
+    assert model(E.zeros(5, 1, 8, 8)).shape == (5, 10)
+    n = sum(p.numel() for p in model.parameters())
+    assert n == (16 * 9 + 16) + (32 * 16 * 9 + 32) + (128 * 64 + 64) + (64 * 10 + 10)
+
+
+def test_two_epochs_loss_falls():
+    _, hist = digits.train(epochs=2, seed=0, progress=False)
+    assert hist.loss[1] < hist.loss[0]
+    assert hist.accuracy[1] > hist.accuracy[0]
+    assert hist.test_accuracy > 0.5  # ten classes: far above chance after two epochs
+
+
+def test_cli_saves_weights_and_plot(tmp_path, capsys):
+    out, png = tmp_path / "w.safetensors", tmp_path / "curves.png"
+    assert cli.main(["train", "digits", "--epochs", "1", "--batch-size", "128", "--lr",
+                     "0.003", "--seed", "1", "--out", str(out), "--plot", str(png),
+                     "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "test accuracy" in text and "s/epoch" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    model = digits.lenet()
+    model.load_state_dict(E.load(str(out)))
+    acc = digits.accuracy(model, *digits.load_digits()[2:])
+    assert acc > 0.3
+
+
+def test_cli_rejects_bad_options():
+    with pytest.raises(SystemExit):
+        cli.main(["train", "digits", "--epochs", "0", "--no-progress"])
