@@ -1,0 +1,2 @@
+"""Utilities: ``ember.utils.data`` (datasets and loaders)."""
+from . import data  # noqa: F401
