@@ -159,6 +159,13 @@ def check_bool(v, op: str, name: str, pos: int) -> bool:
     raise arg_error(op, name, pos, "bool", v)
 
 
+def check_bool_list(v, op: str, name: str, pos: int, size: int | None) -> tuple:
+    """``bool[3]``: a list or tuple of bools (of ``size`` if given), returned as a tuple."""
+    if isinstance(v, (list, tuple)) and (size is None or len(v) == size):
+        return tuple(check_bool(x, op, name, pos) for x in v)
+    raise arg_error(op, name, pos, f"tuple of bools{f' of length {size}' if size else ''}", v)
+
+
 def check_scalar(v, op: str, name: str, pos: int):
     if v.__class__ in (int, float, bool):
         return v

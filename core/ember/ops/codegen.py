@@ -72,7 +72,8 @@ def _namespace() -> dict:
         "_check_tensor": _d.check_tensor, "_check_optional_tensor": _d.check_optional_tensor,
         "_check_tensor_list": _d.check_tensor_list, "_check_int": _d.check_int,
         "_check_int_list": _d.check_int_list, "_check_float": _d.check_float,
-        "_check_bool": _d.check_bool, "_check_scalar": _d.check_scalar,
+        "_check_bool": _d.check_bool, "_check_bool_list": _d.check_bool_list,
+        "_check_scalar": _d.check_scalar,
         "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
         "_gen": _generator_arg, "_value_error": _d.kernel_value_error,
@@ -153,6 +154,8 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
     if t.base == "Scalar":  # hot (alpha=1): skip the call for plain numbers
         return [f"if {guard}{n}.__class__ is not _int and {n}.__class__ is not _float: "
                 f"{n} = _check_scalar({args})"]
+    if t.base == "bool" and t.is_list:
+        return [f"{opt}{n} = _check_bool_list({args}, {t.size})"]
     if t.base in simple:
         fn = simple[t.base]
         return [f"{opt}{n} = {fn}({args})"]
