@@ -1,0 +1,202 @@
+"""Activation functions with PyTorch's signatures (``torch.nn.functional``).
+
+relu, gelu, silu, sigmoid, tanh, softmax and log_softmax are native ops with kernels and
+derivatives; leaky_relu, elu, hardtanh and relu6 are composite ops
+(``native_functions.yaml``, section ``nn: activations``) built from ``where``, ``expm1``
+and comparisons, so autograd differentiates them to any order.
+
+``inplace=True`` writes the result into ``input`` through an in-place ember op (``relu_``,
+or ``copy_`` of the out-of-place result) and returns ``input``, so autograd's version
+counter and leaf checks apply as in PyTorch: an in-place activation on a leaf that
+requires grad raises, and a tensor saved for backward before the call raises at backward.
+
+Choices where PyTorch leaves room: ``softmax`` / ``log_softmax`` need ``dim`` (PyTorch's
+implicit-dim fallback is deprecated there); leaving it out raises TypeError.
+"""
+from __future__ import annotations
+
+import ember as E
+from ember.ops.composite import composite
+
+__all__ = ["relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
+           "tanh", "sigmoid", "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax"]
+
+
+def _check_floating(op: str, x) -> None:
+    if not x.is_floating_point():
+        raise NotImplementedError(f"{op}: expected a floating input (float16, bfloat16, "
+                                  f"float32, float64), got {x.dtype}; convert it first, "
+                                  f"e.g. x.float()")
+
+
+@composite("leaky_relu")
+def _leaky_relu(self, negative_slope):
+    _check_floating("leaky_relu", self)
+    return E.where(self > 0, self, self * negative_slope)
+
+
+@composite("elu")
+def _elu(self, alpha):
+    _check_floating("elu", self)
+    # NOTE: expm1 sees min(x, 0): exp of a large positive x would be inf in the branch
+    # where() drops, and its zero gradient times inf would be NaN.
+    return E.where(self > 0, self, E.expm1(E.clamp_max(self, 0)) * alpha)
+
+
+@composite("hardtanh")
+def _hardtanh(self, min_val, max_val):
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
+    if not self.is_floating_point():
+        if self.dtype is E.bool_:
+            raise RuntimeError("hardtanh: bool inputs are not supported; convert them first, "
+                               "e.g. x.float()")
+        # integral inputs stay integral (as PyTorch): float bounds would promote clamp
+        return E.clamp(self, int(min_val), int(max_val))
+    # NOTE: not clamp: PyTorch's gradient is 0 at the edges (clamp's passes it there), so
+    # relu6 has gradient 0 at 0 like relu.
+    return E.where(self <= min_val, min_val, E.where(self >= max_val, max_val, self))
+
+
+@composite("relu6")
+def _relu6(self):
+    return _hardtanh(self, 0, 6)
+
+
+def _write(input, op, *args):
+    """``op(input, *args)`` written into input (the in-place variants)."""
+    # NOTE: composites save their input for backward, which copy_ is about to overwrite;
+    # hand them a copy then (PyTorch's in-place kernels save their result instead).
+    src = input.clone() if input.requires_grad and E.is_grad_enabled() else input
+    return input.copy_(op(src, *args))
+
+
+def relu(input, inplace=False):
+    """max(input, 0) elementwise; any shape and dtype but bool (ints stay ints).
+
+    Reference: torch.nn.functional.relu.
+    """
+    return input.relu_() if inplace else E.relu(input)
+
+
+def relu_(input):
+    """relu(input, inplace=True) (torch.nn.functional.relu_)."""
+    return input.relu_()
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """input where input > 0, else negative_slope * input; same shape, floating dtypes.
+
+    Raises NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.leaky_relu.
+    """
+    if inplace:
+        return _write(input, E.leaky_relu, negative_slope)
+    return E.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu(input, negative_slope, inplace=True) (torch.nn.functional.leaky_relu_)."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """input where input > 0, else alpha * (exp(input) - 1); same shape, floating dtypes.
+
+    Raises NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.elu (Clevert et al., 2015).
+    """
+    if inplace:
+        return _write(input, E.elu, alpha)
+    return E.elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    """elu(input, alpha, inplace=True) (torch.nn.functional.elu_)."""
+    return elu(input, alpha, inplace=True)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x), or its tanh approximation with approximate='tanh'; floating dtypes.
+
+    Raises ValueError for another approximate string, NotImplementedError for integral
+    inputs. Reference: torch.nn.functional.gelu.
+    """
+    return E.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) elementwise; same shape, floating dtypes.
+
+    Raises NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.silu.
+    """
+    if inplace:
+        return input.silu_()
+    return E.silu(input)
+
+
+def tanh(input):
+    """Hyperbolic tangent elementwise; integral inputs give the default float dtype.
+
+    Reference: torch.nn.functional.tanh.
+    """
+    return E.tanh(input)
+
+
+def sigmoid(input):
+    """1 / (1 + exp(-input)) elementwise without overflow; integral inputs give the
+    default float dtype. Reference: torch.nn.functional.sigmoid.
+    """
+    return E.sigmoid(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """input clamped to [min_val, max_val]; same shape and dtype (integral inputs too).
+
+    The gradient is 1 strictly inside the interval, else 0. Raises ValueError if
+    min_val > max_val. Reference: torch.nn.functional.hardtanh.
+    """
+    if inplace:
+        return _write(input, E.hardtanh, min_val, max_val)
+    return E.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh(input, min_val, max_val, inplace=True) (torch.nn.functional.hardtanh_)."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """min(max(input, 0), 6); same shape and dtype. Reference: torch.nn.functional.relu6."""
+    if inplace:
+        return _write(input, E.relu6)
+    return E.relu6(input)
+
+
+def _need_dim(op: str, dim) -> None:
+    if dim is None:
+        raise TypeError(f"{op}: dim is required (the dim that sums to one), e.g. "
+                        f"{op}(x, dim=-1) for the last dim or dim=1 for (N, C) logits; "
+                        f"PyTorch's implicit choice of dim is not supported")
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / exp(x).sum(dim) along ``dim``, computed stably; same shape.
+
+    ``dtype`` casts the input first. ``_stacklevel`` is accepted (and ignored) for
+    PyTorch's positional signature. Raises TypeError when dim is None,
+    NotImplementedError for integral inputs without a floating dtype.
+    Reference: torch.nn.functional.softmax.
+    """
+    _need_dim("softmax", dim)
+    return E.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(input, dim)) without its underflow; same shape, dtype and errors as
+    softmax. Reference: torch.nn.functional.log_softmax.
+    """
+    _need_dim("log_softmax", dim)
+    return E.log_softmax(input, dim, dtype)
