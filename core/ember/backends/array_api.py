@@ -16,10 +16,10 @@ already wrapped to non-negative values.
 from __future__ import annotations
 
 from .kernels import (copying, factory, indexing, linalg, pointwise, pointwise_binary,
-                      reduction, shape, softmax, sorting)
+                      pooling, reduction, shape, softmax, sorting)
 
 MODULES = (factory, pointwise, pointwise_binary, reduction, softmax, sorting, shape, copying,
-           indexing, linalg)
+           indexing, linalg, pooling)
 
 
 def make_kernels(xp) -> dict:
