@@ -1,0 +1,12 @@
+"""``ember.nn``: modules, parameters, initialisation and the functional ops (``torch.nn``).
+
+``Module`` holds parameters, buffers and submodules; layers live in ``modules/`` by
+family; ``functional`` (``F``) holds the stateless ops the layers call; ``init`` the
+initialisers.
+"""
+from . import functional, init
+from .modules import *  # noqa: F401,F403
+from .parameter import Parameter
+from .modules import __all__ as _modules_all
+
+__all__ = ["Parameter", "functional", "init", *_modules_all]

@@ -1,0 +1,20 @@
+"""``ember.nn`` modules: the Module base class, containers and the layers, one family a file.
+
+Reference: torch.nn.modules.
+"""
+from . import activation, container, conv, dropout, flatten, linear, loss, normalization, \
+    pooling, sparse
+from .activation import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .module import Module
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+
+__all__ = ["Module"] + [n for m in (container, linear, conv, pooling, normalization, dropout,
+                                    sparse, flatten, activation, loss) for n in m.__all__]

@@ -1,0 +1,179 @@
+"""Activation layers: thin modules over ``ember.nn.functional``'s activations.
+
+Each takes any-shaped floating input and returns the same shape (Softmax/LogSoftmax
+normalise along ``dim``). ``inplace=True`` overwrites the input, as in PyTorch.
+Reference: torch.nn.modules.activation.
+"""
+from __future__ import annotations
+
+import warnings
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardtanh", "ReLU6",
+           "Softmax", "LogSoftmax"]
+
+
+def _inplace_str(inplace: bool, lead: str = "") -> str:
+    return f"{lead}inplace=True" if inplace else ""
+
+
+class ReLU(Module):
+    """``max(x, 0)``. Reference: torch.nn.ReLU."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class LeakyReLU(Module):
+    """``x if x >= 0 else negative_slope * x`` (default slope 0.01).
+    Reference: torch.nn.LeakyReLU."""
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False):
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + _inplace_str(self.inplace, ", ")
+
+
+class ELU(Module):
+    """``x if x > 0 else alpha * (exp(x) - 1)``. Reference: torch.nn.ELU (Clevert et al.)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + _inplace_str(self.inplace, ", ")
+
+
+class GELU(Module):
+    """``x * Phi(x)``; ``approximate='tanh'`` uses the tanh approximation.
+    Reference: torch.nn.GELU (Hendrycks & Gimpel, 2016)."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """``x * sigmoid(x)`` (swish). Reference: torch.nn.SiLU."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class Tanh(Module):
+    """``tanh(x)``. Reference: torch.nn.Tanh."""
+
+    def forward(self, input):
+        return F.tanh(input)
+
+
+class Sigmoid(Module):
+    """``1 / (1 + exp(-x))``. Reference: torch.nn.Sigmoid."""
+
+    def forward(self, input):
+        return F.sigmoid(input)
+
+
+class Hardtanh(Module):
+    """``clamp(x, min_val, max_val)`` (defaults -1, 1).
+
+    ``min_value``/``max_value`` are PyTorch's deprecated spellings (they warn).
+    Raises ValueError unless ``max_val > min_val``. Reference: torch.nn.Hardtanh.
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None):
+        super().__init__()
+        if min_value is not None or max_value is not None:
+            warnings.warn("keyword arguments min_value and max_value are deprecated, use "
+                          "min_val and max_val instead", DeprecationWarning, stacklevel=2)
+            min_val = min_val if min_value is None else min_value
+            max_val = max_val if max_value is None else max_value
+        if not max_val > min_val:
+            raise ValueError(f"Hardtanh: expected max_val > min_val, got min_val={min_val}, "
+                             f"max_val={max_val}")
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + \
+            _inplace_str(self.inplace, ", ")
+
+
+class ReLU6(Hardtanh):
+    """``min(max(x, 0), 6)``. Reference: torch.nn.ReLU6."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def forward(self, input):
+        return F.relu6(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class Softmax(Module):
+    """``exp(x) / sum(exp(x))`` along ``dim`` (None picks PyTorch's legacy implicit dim,
+    with a warning). Reference: torch.nn.Softmax."""
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """``log(softmax(x))`` along ``dim``, computed stably. Reference: torch.nn.LogSoftmax."""
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,0 +1,31 @@
+"""Dropout: train/eval behaviour, scaling, errors, repr."""
+import numpy as np
+import pytest
+from helpers import to_np
+
+import ember as E
+from ember import nn
+
+
+def test_dropout_train_and_eval():
+    E.manual_seed(0)
+    m = nn.Dropout(0.25)
+    x = E.ones(200, 100)
+    y = to_np(m(x))
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.75)
+    assert abs(kept.mean() - 0.75) < 0.02
+    m.eval()
+    assert to_np(m(x)).tolist() == to_np(x).tolist()
+
+
+def test_dropout_extremes_and_errors():
+    x = E.ones(3)
+    assert to_np(nn.Dropout(0.0)(x)).tolist() == [1, 1, 1]
+    assert to_np(nn.Dropout(1.0)(x)).tolist() == [0, 0, 0]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+def test_repr():
+    assert repr(nn.Dropout()) == "Dropout(p=0.5, inplace=False)"

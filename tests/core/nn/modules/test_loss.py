@@ -1,0 +1,93 @@
+"""Loss layers: forward against numpy references and the functional ops, options held as
+attributes and buffers, reductions, repr."""
+import numpy as np
+import pytest
+from helpers import assert_close, make
+
+import ember as E
+from ember import nn
+from ember.nn import functional as F
+
+
+def _logits():
+    x, xn = make((4, 3), E.float64)
+    t = E.tensor([0, 2, 1, 2])
+    return x, xn, t, np.array([0, 2, 1, 2])
+
+
+def _log_softmax(xn):
+    z = xn - xn.max(1, keepdims=True)
+    return z - np.log(np.exp(z).sum(1, keepdims=True))
+
+
+def test_cross_entropy_and_nll():
+    x, xn, t, tn = _logits()
+    lp = _log_softmax(xn)
+    picked = -lp[np.arange(4), tn]
+    assert_close(nn.CrossEntropyLoss()(x, t), picked.mean())
+    assert_close(nn.CrossEntropyLoss(reduction="sum")(x, t), picked.sum())
+    assert_close(nn.CrossEntropyLoss(reduction="none")(x, t), picked)
+    assert_close(nn.NLLLoss()(F.log_softmax(x, 1), t), picked.mean())
+    w = np.array([1.0, 2.0, 0.5])
+    ce = nn.CrossEntropyLoss(weight=E.tensor(w))
+    assert_close(ce(x, t), (picked * w[tn]).sum() / w[tn].sum())
+    ce_ls = nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=1)
+    assert_close(ce_ls(x, t), F.cross_entropy(x, t, ignore_index=1, label_smoothing=0.1)
+                 .detach().numpy())
+
+
+def test_weight_is_a_buffer_that_moves_with_to():
+    ce = nn.CrossEntropyLoss(weight=E.ones(3))
+    assert list(ce.parameters()) == [] and list(ce.state_dict()) == ["weight"]
+    ce.double()
+    assert ce.weight.dtype is E.float64
+    bce = nn.BCEWithLogitsLoss(pos_weight=E.ones(2))
+    assert list(bce.state_dict()) == ["pos_weight"]  # None weight is left out
+
+
+def test_regression_losses():
+    x, xn = make((3, 4), E.float64, seed=1)
+    y, yn = make((3, 4), E.float64, seed=2)
+    d = xn - yn
+    assert_close(nn.MSELoss()(x, y), (d ** 2).mean())
+    assert_close(nn.L1Loss(reduction="sum")(x, y), np.abs(d).sum())
+    beta = 0.5
+    ad = np.abs(d)
+    assert_close(nn.SmoothL1Loss(beta=beta)(x, y),
+                 np.where(ad < beta, 0.5 * d ** 2 / beta, ad - 0.5 * beta).mean())
+
+
+def test_binary_losses():
+    p, pn = make((2, 3), E.float64, low=0.05, high=0.95, seed=3)
+    t, tn = make((2, 3), E.float64, low=0.0, high=1.0, seed=4)
+    bce = -(tn * np.log(pn) + (1 - tn) * np.log(1 - pn))
+    assert_close(nn.BCELoss()(p, t), bce.mean())
+    w = np.array([1.0, 2.0, 3.0])
+    assert_close(nn.BCELoss(weight=E.tensor(w), reduction="sum")(p, t), (bce * w).sum())
+    z, zn = make((2, 3), E.float64, seed=5)
+    s = 1 / (1 + np.exp(-zn))
+    ref = -(tn * np.log(s) + (1 - tn) * np.log(1 - s))
+    assert_close(nn.BCEWithLogitsLoss()(z, t), ref.mean())
+    pw = np.array([2.0, 1.0, 0.5])
+    ref_pw = -(pw * tn * np.log(s) + (1 - tn) * np.log(1 - s))
+    assert_close(nn.BCEWithLogitsLoss(pos_weight=E.tensor(pw))(z, t), ref_pw.mean())
+
+
+def test_legacy_reduction_arguments():
+    with pytest.warns(UserWarning, match="deprecated"):
+        m = nn.MSELoss(size_average=False)
+    assert m.reduction == "sum"
+    with pytest.warns(UserWarning):
+        assert nn.L1Loss(reduce=False).reduction == "none"
+
+
+def test_loss_gradients_reach_model():
+    model = nn.Linear(3, 3, dtype=E.float64)
+    x, _, t, _ = _logits()
+    nn.CrossEntropyLoss()(model(x), t).backward()
+    assert model.weight.grad is not None
+
+
+def test_repr():
+    assert [repr(m) for m in (nn.CrossEntropyLoss(), nn.MSELoss(), nn.BCEWithLogitsLoss())] \
+        == ["CrossEntropyLoss()", "MSELoss()", "BCEWithLogitsLoss()"]
