@@ -55,3 +55,6 @@ del _generated
 
 from . import autograd  # noqa: E402 - needs the ops: its formulas are ember ops
 autograd._install()
+
+from . import nn, optim, utils  # noqa: E402,F401 - nn's composite ops register on import
+from .serialization import load, save  # noqa: E402

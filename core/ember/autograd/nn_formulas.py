@@ -42,3 +42,11 @@ def convolution_double_backward(grads, grad_output, input, weight, stride, paddi
     if need_weight and ggI is not None:
         gW = E.convolution_backward(grad_output, ggI, weight, *conv, (False, True, False))[1]
     return ggO, gI, gW
+
+
+def max_pool_double_backward(grad, indices):
+    """The derivative of ``max_pool2d_with_indices_backward`` w.r.t. grad_output: the
+    incoming gradient (the input's shape, (.., H, W)) read at the saved flat positions
+    ``indices`` (.., H_out, W_out), one gather per plane."""
+    flat = grad.flatten(-2).gather(-1, indices.flatten(-2))
+    return flat.reshape(indices.shape)

@@ -20,7 +20,7 @@ Its kernel, which every backend gets from the core (``install_kernels``), builds
 Arrays are the backend's (numpy for ``cpu``); ``bias`` may be None. The op
 ``convolution_backward`` dispatches the same way, so autograd's ``ConvolutionBackward``
 node runs the algorithm's backward; its own derivative is the generic
-``_convolution_double_backward`` (``autograd/formulas.py``), made of these two ops, so
+``convolution_double_backward`` (``autograd/nn_formulas.py``), made of these two ops, so
 every order of derivative works for every algorithm.
 
 ``explain(...)`` says which algorithm a call would use and why the others declined.

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember.backends import array_api
+from ember.backends.im2col import Im2colConvolution
 from ember.plugins import hookimpl
 from ember.types import Backend
 
@@ -22,3 +23,8 @@ def ember_backends():
         device_count=1, make_rng=np.random.default_rng,
         unsupported=array_api.unsupported(), dlpack_device_type=1,
     )]
+
+
+@hookimpl
+def ember_convolution_algorithms():
+    return [Im2colConvolution(np, "cpu")]

@@ -487,3 +487,44 @@ add("index_put_", "bool_mask_value", lambda x, v: _setitem(x, _b([True, False, T
 add("index_put_", "scalar_value", lambda x: _setitem(x, _i([1]), 0.5) * x, u(3, 2))
 add("index_put_", "accumulate_repeated", lambda x, v: _index_put(x, _i([0, 2, 0]), v), u(3, 2),
     u(3, 2))
+
+# ==== nn: convolution, pooling =================================================================
+# Closed-form and reference checks of these live in tests/core/nn/ and tests/core/backends/.
+section("nn")
+
+
+def _conv(x, w, b=None, stride=(1,), padding=(0,), dilation=(1,), transposed=False,
+          output_padding=(0,), groups=1):
+    return E._convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
+                          groups, False, False, True)
+
+
+add("_convolution", "2d_pad_bias", lambda x, w, b: _conv(x, w, b, padding=(1,)), u(1, 1, 3, 3),
+    u(1, 1, 2, 2), u(1))
+add("_convolution", "1d_stride_dilation", lambda x, w: _conv(x, w, stride=(2,), dilation=(2,)),
+    u(1, 2, 6), u(2, 2, 2))
+add("_convolution", "2d_transposed_groups",
+    lambda x, w, b: _conv(x, w, b, stride=(2,), transposed=True, output_padding=(1,),
+                          groups=2), u(1, 2, 2, 2), u(2, 1, 2, 2), u(2))
+add("convolution_backward", "1d_all_outputs",
+    lambda go, x, w: E.convolution_backward(go, x, w, (1,), (1,), (1,), False, (0,), 1,
+                                            (True, True, True)), u(1, 2, 5), u(1, 1, 4),
+    u(2, 1, 2))
+add("_convolution", "1d_transposed_dilation_output_padding",
+    lambda x, w: _conv(x, w, dilation=(2,), transposed=True, output_padding=(1,)),
+    u(1, 1, 3), u(1, 2, 2))
+add("convolution_backward", "1d_transposed_stride",
+    lambda go, x, w: E.convolution_backward(go, x, w, (2,), (0,), (1,), True, (1,), 1,
+                                            (True, True, True)), u(1, 1, 7), u(1, 1, 3),
+    u(1, 1, 2))
+add("convolution_backward", "2d_input_grad_only",
+    lambda go, w: E.convolution_backward(go, E.zeros(1, 1, 3, 3, dtype=E.float64), w, (1,),
+                                         (0,), (1,), False, (0,), 1, (True, False, False))[0],
+    u(1, 2, 2, 2), u(2, 1, 2, 2))
+add("max_pool2d_with_indices", "overlap_pad_ceil",
+    lambda x: E.max_pool2d_with_indices(x, (2, 2), (1, 2), (1, 1), (1, 1), True)[0],
+    distinct(1, 1, 3, 3))
+add("max_pool2d_with_indices_backward", "overlap_repeated_index",
+    lambda go: E.max_pool2d_with_indices_backward(
+        go, E.zeros(1, 1, 3, 3, dtype=E.float64), (2, 2), (1, 1), (0, 0), (1, 1), False,
+        _i([[[[0, 1], [4, 4]]]])), u(1, 1, 2, 2))

@@ -13,7 +13,7 @@ from ember import ops
 from ember.autograd import RECORDERS
 
 DIFFERENTIABLE = sorted(n for n, d in ops.DERIVATIVES.items() if not d.not_differentiable)
-GROUPS = {"pointwise", "reductions", "shape", "indexing_linalg"}
+GROUPS = {"pointwise", "reductions", "shape", "indexing_linalg", "nn"}
 
 
 def test_every_differentiable_op_has_a_sample():
