@@ -73,6 +73,9 @@ def _check_same_dtype(name: str, a, other) -> None:
                          f"{other.dtype}; convert it with .to(self.dtype)")
 
 
+BLEND_MIN_SIZE = 2048  # below this numpy's where is as fast as the bit select
+
+
 def kernels(xp) -> dict:
 
     def _scaled(op, a, b, alpha, ufunc):
@@ -200,7 +203,29 @@ def kernels(xp) -> dict:
             dt = b.dtype if a.__class__ in PY_NUMBERS else a.dtype
             check = "where" if dt.kind in "biu" else None  # PyTorch checks int overflow
             a, b = scalar_to(a, dt, check), scalar_to(b, dt, check)
+        if blend_ok and cond.size >= BLEND_MIN_SIZE and a.dtype == b.dtype and \
+                a.dtype.itemsize in uint_of:
+            return _blend(cond, a, b)
         return xp.where(cond, a, b)
+
+    # NOTE: numpy's where branches on every element and runs ~6x slower than this
+    # branch-free select on unpredictable masks (relu's backward: where(x > 0, grad, 0)).
+    # Selecting bit patterns keeps NaN, inf and -0.0 exactly. CuPy's where does not branch.
+    blend_ok = getattr(xp, "__name__", "") == "numpy"
+    uint_of = {2: xp.uint16, 4: xp.uint32, 8: xp.uint64}
+
+    def _blend(cond, a, b):
+        u = uint_of[a.dtype.itemsize]
+        ones = cond.astype(u)
+        xp.negative(ones, out=ones)              # True -> all bits set, False -> 0
+        ai, bi = xp.asarray(a).view(u), xp.asarray(b).view(u)
+        if not bi.ndim and not bi:               # where(c, x, 0): the common case
+            r = ai & ones
+        else:
+            r = xp.bitwise_and(ai, ones)
+            xp.invert(ones, out=ones)
+            r = r | (bi & ones)                  # the bitwise ops broadcast all three
+        return r.view(a.dtype)
 
     def lerp(a, end, w):
         # PyTorch does not promote lerp's operands: end (and a weight with dims) must match.

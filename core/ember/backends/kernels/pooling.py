@@ -109,12 +109,23 @@ def kernels(xp) -> dict:
 
     def tiles(x, k, out):
         """The fast path for windows that tile the input (stride == kernel, no padding):
-        one copy puts the kh * kw window offsets first, so the maximum is one reduction
-        and each offset's plane is contiguous. Returns (values, windows as ``windows``)."""
+        one copy puts the kh * kw window offsets first, so the maximum is one reduction and
+        each offset's plane is contiguous. Returns (values, flat offsets of the first
+        maximum within each window, windows as ``windows``)."""
         (kh, kw), (oh, ow), w = k, out, x.shape[2]
         t = x[:, :oh * kh, :ow * kw].reshape(x.shape[0], oh, kh, ow, kw)
         t = t.transpose(2, 4, 0, 1, 3).reshape(kh * kw, x.shape[0], oh, ow)
-        return t.max(axis=0), [(None, t[n], n // kw * w + n % kw) for n in range(kh * kw)]
+        vals = t.max(axis=0)
+        # NOTE: the first maximum's position n is the number of leading planes that miss
+        # the maximum: counted branch-free (xp.where is slow on unpredictable masks)
+        miss = t[0] != vals
+        n = miss.view(xp.uint8).copy()
+        for i in range(1, kh * kw - 1):
+            miss &= t[i] != vals
+            n += miss.view(xp.uint8)
+        offsets = xp.asarray([i // kw * w + i % kw for i in range(kh * kw)], dtype=xp.int64)
+        wins = [(None, t[i], offsets[i]) for i in range(kh * kw)]
+        return vals, offsets.take(n), wins
 
     def max_pool2d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode):
         k, s, p, d, out = pool2d_geometry("max_pool2d", a.shape, kernel_size, stride,
@@ -124,22 +135,19 @@ def kernels(xp) -> dict:
             x = x.astype(xp.float32)
         floating = is_float(x.dtype)
         shape = (x.shape[0],) + out
+        # NOTE: an input position is base + offset: base = (r sh - ph) W + q sw - pw for
+        # output (r, q), offset = i dh W + j dw for kernel cell (i, j); find the offsets.
         if s == k and p == (0, 0) and d == (1, 1) and out[0] * k[0] <= x.shape[1] and \
                 out[1] * k[1] <= x.shape[2]:
-            vals, wins = tiles(x, k, out)
+            vals, off, wins = tiles(x, k, out)
         else:
             lowest = -math.inf if floating else xp.iinfo(x.dtype).min
             vals = xp.full(shape, lowest, dtype=x.dtype)
             wins = windows(x, k, s, p, d, out)
             for o, view, _ in wins:
                 xp.maximum(vals[o], view, out=vals[o])
-        # NOTE: an input position is base + offset: base = (r sh - ph) W + q sw - pw for
-        # output (r, q), offset = i dh W + j dw for kernel cell (i, j); find the offsets.
-        off = xp.zeros(shape, dtype=xp.int64)
-        for o, view, c in reversed(wins):  # the last write is the first maximum
-            if o is None:
-                off = xp.where(view == vals, c, off)
-            else:
+            off = xp.zeros(shape, dtype=xp.int64)
+            for o, view, c in reversed(wins):  # the last write is the first maximum
                 xp.copyto(off[o], c, where=view == vals[o])
         if floating and bool(xp.isnan(vals).any()):
             for o, view, c in wins:  # NaN != NaN: point at the last NaN, as PyTorch does
