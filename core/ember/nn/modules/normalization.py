@@ -23,6 +23,25 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"]
 
 
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, device,
+                       dtype) -> None:
+    """Register ``weight`` and ``bias`` of ``shape`` (values set by ``_reset_affine``), or
+    None for what the layer does not learn."""
+    weight_p = Parameter(_f.empty(*shape, device=device, dtype=dtype)) if affine else None
+    bias_p = Parameter(_f.empty(*shape, device=device, dtype=dtype)) if affine and bias \
+        else None
+    module.register_parameter("weight", weight_p)
+    module.register_parameter("bias", bias_p)
+
+
+def _reset_affine(module: Module) -> None:
+    """Weight to ones, bias to zeros (where the layer has them)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     _dims: tuple = ()  # accepted input ranks
 
@@ -35,15 +54,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_f.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_f.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _f.zeros(num_features, device=device,
                                                           dtype=dtype))
@@ -67,10 +78,7 @@ class _BatchNorm(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics, weight to ones and bias to zeros."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input) -> None:
         if input.ndim not in self._dims:
@@ -150,25 +158,13 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(s) for s in normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_f.empty(*self.normalized_shape, device=device,
-                                             dtype=dtype))
-            if bias:
-                self.bias = Parameter(_f.empty(*self.normalized_shape, device=device,
-                                               dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device,
+                           dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -203,23 +199,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_f.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_f.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
