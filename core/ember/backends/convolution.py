@@ -269,7 +269,8 @@ class Explanation:
 
     def __str__(self) -> str:
         p = self.params
-        lines = [f"{p.op_name()} on {p.device_type} {p.dtype}: input {p.input_shape}, weight "
+        dtype = getattr(p.dtype, "name", p.dtype)
+        lines = [f"{p.op_name()} on {p.device_type} {dtype}: input {p.input_shape}, weight "
                  f"{p.weight_shape}, stride {p.stride}, padding {p.padding}, dilation "
                  f"{p.dilation}, groups {p.groups}"]
         for name, reason in self.declined:
