@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable
 
 __all__ = ["PyObjectRef", "check_attr_value", "copy_attr_value", "python_name"]
 
@@ -73,3 +73,28 @@ def copy_attr_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(copy_attr_value(v) for v in value)
     return value
+
+
+def attrs_key(node) -> Hashable:
+    """A key equal for two nodes exactly when their attributes are interchangeable."""
+    return tuple((name, value_key(node.attr(name))) for name in node.attr_names())
+
+
+def value_key(value: Any) -> Hashable:
+    """A hashable key for an attribute value that keeps apart what ``==`` would merge:
+    ``1``/``1.0``/``True``, ``0.0``/``-0.0``, and tensors by their bits (``==`` on tensors
+    is elementwise). Graphs and callables compare by identity.
+    """
+    from ember.tensor import Tensor
+    if isinstance(value, float):
+        return (float, repr(value))  # repr keeps -0.0 apart and makes every nan equal
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(value_key(v) for v in value))
+    if isinstance(value, Tensor):
+        data = value.detach().numpy(force=True)
+        return (Tensor, value.dtype, str(value.device), tuple(value.shape), data.tobytes())
+    try:
+        hash(value)
+    except TypeError:
+        return (type(value), id(value))
+    return (type(value), value)

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections import ChainMap
 
 from ember.jit.ir import AnyType, Block, Graph, Node, prim
-from ember.jit.passes.constant_pooling import _attrs_key
+from ember.jit.attributes import attrs_key
 
 __all__ = ["eliminate_common_subexpression"]
 
@@ -87,7 +87,7 @@ def _eliminate_in_block(block: Block, seen: ChainMap, tensors_ok: bool) -> None:
             _eliminate_in_block(b, seen.new_child(), tensors_ok)
         if not _mergeable(node, tensors_ok):
             continue
-        key = (node.kind, tuple(node.inputs), _attrs_key(node),
+        key = (node.kind, tuple(node.inputs), attrs_key(node),
                tuple(o.type for o in node.outputs))
         earlier = seen.get(key)
         if earlier is None:

@@ -46,8 +46,8 @@ which also moves every constant to the start of the graph.
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
 
+from ember.jit.attributes import attrs_key
 from ember.jit.ir import Graph, prim
 
 __all__ = ["constant_pooling"]
@@ -64,7 +64,7 @@ def constant_pooling(graph: Graph) -> None:
     last = graph.param_node  # the hoisted constants sit right after it, in order
     # NOTE: a snapshot, since hoisting moves nodes out of the blocks being walked.
     for node in [n for n in graph.all_nodes() if n.kind == prim.Constant]:
-        key = (_attrs_key(node), tuple(o.type for o in node.outputs))
+        key = (attrs_key(node), tuple(o.type for o in node.outputs))
         kept = seen.get(key)
         if kept is not None:
             node.replace_all_uses_with(kept)
@@ -73,30 +73,3 @@ def constant_pooling(graph: Graph) -> None:
         seen[key] = node
         node.move_after(last)
         last = node
-
-
-def _attrs_key(node) -> Hashable:
-    """A key equal for two nodes exactly when their attributes are interchangeable."""
-    return tuple((name, _value_key(node.attr(name))) for name in node.attr_names())
-
-
-def _value_key(value: Any) -> Hashable:
-    """A hashable key for an attribute value that keeps apart what ``==`` would merge:
-    ``1``/``1.0``/``True``, ``0.0``/``-0.0``, and tensors by their bits (``==`` on tensors
-    is elementwise). Graphs and callables compare by identity.
-
-    Also used by common subexpression elimination to compare node attributes.
-    """
-    from ember.tensor import Tensor
-    if isinstance(value, float):
-        return (float, repr(value))  # repr keeps -0.0 apart and makes every nan equal
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_value_key(v) for v in value))
-    if isinstance(value, Tensor):
-        data = value.detach().numpy(force=True)
-        return (Tensor, value.dtype, str(value.device), tuple(value.shape), data.tobytes())
-    try:
-        hash(value)
-    except TypeError:
-        return (type(value), id(value))
-    return (type(value), value)
