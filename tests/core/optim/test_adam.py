@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
+from core.optim.optim_cases import random_case, run_steps
 from helpers import assert_close, to_np
 
 import ember as E
@@ -37,20 +38,11 @@ def adam_reference(params, grads, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay
 
 
 def data(steps, seed=0):
-    rng = np.random.default_rng(seed)
-    init = [rng.standard_normal(s) for s in SHAPES]
-    grads = [[rng.standard_normal(s) for s in SHAPES] for _ in range(steps)]
-    return init, grads
+    return random_case(SHAPES, steps, seed)
 
 
 def run(init, grads, opt_cls=Adam, **kw):
-    params = [E.tensor(a).requires_grad_() for a in init]
-    opt = opt_cls(params, **kw)
-    for step_grads in grads:
-        for p, g in zip(params, step_grads):
-            p.grad = E.tensor(g)
-        opt.step()
-    return params, opt
+    return run_steps(opt_cls, init, grads, **kw)
 
 
 OPTIONS = [dict(weight_decay=wd, amsgrad=a, maximize=mx)

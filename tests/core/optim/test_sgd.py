@@ -3,6 +3,7 @@ import itertools
 
 import numpy as np
 import pytest
+from core.optim.optim_cases import random_case, run_steps
 from helpers import assert_close, to_np
 
 import ember as E
@@ -29,20 +30,11 @@ def sgd_reference(params, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0
 
 
 def data(steps, seed=0):
-    rng = np.random.default_rng(seed)
-    init = [rng.standard_normal(s) for s in SHAPES]
-    grads = [[rng.standard_normal(s) for s in SHAPES] for _ in range(steps)]
-    return init, grads
+    return random_case(SHAPES, steps, seed)
 
 
 def run(opt_cls, init, grads, **kw):
-    params = [E.tensor(a).requires_grad_() for a in init]
-    opt = opt_cls(params, **kw)
-    for step_grads in grads:
-        for p, g in zip(params, step_grads):
-            p.grad = E.tensor(g)
-        opt.step()
-    return params, opt
+    return run_steps(opt_cls, init, grads, **kw)
 
 
 OPTIONS = [dict(momentum=m, dampening=d, weight_decay=wd, nesterov=n, maximize=mx)

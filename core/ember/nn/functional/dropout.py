@@ -65,8 +65,3 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if not training or p == 0.0:
         return input
     return input.mul_(_mask(input, p))
-
-
-# NOTE: temporary. ``from .dropout import *`` in functional/__init__.py rebinds the name
-# ``dropout`` from this module to this function before __init__ reads ``dropout.__all__``;
-# remove once __init__ collects __all__ before its star imports.

@@ -65,4 +65,3 @@ def _bilinear(input1, input2, weight, bias):
 linear = E.linear
 bilinear = E.bilinear
 
-# NOTE: temporary, see the same note at the end of dropout.py (the name ``linear``).
