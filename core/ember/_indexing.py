@@ -18,6 +18,7 @@ import warnings
 from . import dispatch as _d
 from . import types as _t
 from .errors import DeviceMismatchError
+from .jit.tracing_state import STATE as _tracing
 
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool "
           "tensors (or lists of them) are valid indices")
@@ -37,6 +38,9 @@ def index_normalized(t, idx: tuple, basic: bool):
     if t.requires_grad:
         from .autograd import record_handwritten
         record_handwritten("index", (out,), t, idx)
+    if _tracing.active and _tracing.current() is not None:
+        from .jit.tracer import record_python
+        record_python("ember::index", None, (t, list(idx)), out)
     return out
 
 
@@ -86,6 +90,9 @@ def index_put_normalized(t, idx: tuple, value, accumulate: bool = False):
     if node is not None:
         from .autograd.views import end_inplace
         end_inplace(t, node)
+    if _tracing.active and _tracing.current() is not None:
+        from .jit.tracer import record_python
+        record_python("ember::index_put_", None, (t, list(idx), value, accumulate), t)
     return t
 
 

@@ -16,6 +16,7 @@ from . import autograd as _autograd
 from . import dispatch as _d
 from . import types as _t
 from .backends import registry as _registry
+from .jit.tracing_state import STATE as _tracing
 
 
 class Size(tuple):
@@ -266,6 +267,9 @@ class Tensor:
         if self.requires_grad:
             from .autograd import record_handwritten
             record_handwritten("_to_copy", (out,), self, st, device)
+        if _tracing.active and _tracing.current() is not None:
+            from .jit.tracer import record_python
+            record_python("ember::_to_copy", None, (self, st, device), out)
         return out
 
     def cpu(self) -> Tensor:
@@ -345,6 +349,11 @@ class Tensor:
 
         Raises ValueError (``RuntimeError`` in PyTorch) for more than one element.
         """
+        if _tracing.active:
+            _warn_traced(self, "number")
+        return self._item()
+
+    def _item(self):
         if self._data.size != 1:
             raise ValueError(f"a Tensor with {self._data.size} elements cannot be converted "
                              f"to a Python scalar; index it or reduce it first")
@@ -352,6 +361,8 @@ class Tensor:
 
     def tolist(self):
         """Nested Python lists of Python numbers (a number for a zero-dim tensor)."""
+        if _tracing.active:
+            _warn_traced(self, "list")
         arr = self._type.backend.to_numpy(self._data)
         if arr.dtype == _t.bfloat16.numpy:
             arr = arr.astype("float32")
@@ -377,10 +388,12 @@ class Tensor:
         return iter(self.unbind(0))
 
     def _scalar(self, kind: str):
+        if _tracing.active:
+            _warn_traced(self, kind)
         if self._data.size != 1:
             raise ValueError(f"only one-element tensors can be converted to Python {kind}s, "
                              f"this one has {self._data.size} elements")
-        return self.item()
+        return self._item()
 
     def __bool__(self) -> bool:
         return bool(self._scalar("bool"))
@@ -446,6 +459,11 @@ OPERATORS = {
     "__ge__": "ge",
     "__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not",
 }
+
+
+def _warn_traced(t, what: str) -> None:
+    from .jit.tracer import warn_python_value
+    warn_python_value(t, what)
 
 
 def install_operators(namespace: dict) -> None:

@@ -136,7 +136,12 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and, if grad mode is on and a Tensor argument requires grad,
-        record ``backward`` for the outputs."""
+        record ``backward`` for the outputs. While tracing, the call is recorded as one
+        ``prim::PythonOp`` node, which the JIT runs by calling ``apply`` again."""
+        from ..jit.tracing_state import STATE as tracing
+        if tracing.active and tracing.current() is not None and not kwargs:
+            from ..jit.tracer import record_python_op
+            return record_python_op(cls, args)
         from ..tensor import Tensor
         ctx = cls._backward_cls()
         record = STATE.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)

@@ -52,8 +52,11 @@ def check_attr_value(kind: str, name: str, value: Any) -> None:
     from ember.jit.ir import Graph
     from ember.tensor import Tensor
     from ember.types import Device, ScalarType
-    if value is None or isinstance(value, (bool, int, float, str, ScalarType, Device, Tensor,
-                                           Graph, PyObjectRef)) or callable(value):
+    from ember.random import Generator
+    # slices and generators come from traced indexing and random ops
+    if value is None or value is Ellipsis or isinstance(
+            value, (bool, int, float, str, ScalarType, Device, Tensor, Graph, PyObjectRef, slice,
+                    Generator)) or callable(value):
         return
     if isinstance(value, (list, tuple)):
         for v in value:

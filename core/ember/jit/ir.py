@@ -54,7 +54,7 @@ __all__ = [
     "Graph", "Block", "Node", "Value", "Use", "prim", "SIDE_EFFECT_KINDS", "JitLintError",
     "constant_type", "JitType", "TensorType", "IntType", "FloatType", "BoolType", "NoneType",
     "StringType", "DeviceType", "ScalarTypeType", "AnyType", "ListType", "TupleType",
-    "OptionalType", "unify_types",
+    "OptionalType", "unify_types", "constant_type_or_none",
 ]
 
 _NAME_RE = re.compile(r"^\w[\w.]*$")
@@ -286,6 +286,20 @@ class Graph:
     def _free_name(self, value: Value) -> None:
         if self._names.get(value._name) is value:
             del self._names[value._name]
+
+
+def constant_type_or_none(value: Any, arg=None) -> JitType:
+    """The JitType of a traced argument: ``constant_type`` where it applies, else from the
+    schema argument ``arg`` (an empty ``int[]`` list), else ``AnyType`` (slices, ...)."""
+    try:
+        return constant_type(value)
+    except (TypeError, ValueError):
+        pass
+    if arg is not None and isinstance(value, (list, tuple)) and not value and arg.type.is_list:
+        elem = {"int": IntType(), "SymInt": IntType(), "float": FloatType(),
+                "bool": BoolType(), "Tensor": TensorType()}.get(arg.type.base, AnyType())
+        return ListType(elem)
+    return AnyType()
 
 
 def constant_type(value: Any) -> JitType:

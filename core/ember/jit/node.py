@@ -72,7 +72,7 @@ class Node:
     """
 
     __slots__ = ("kind", "_graph", "_block", "_prev", "_next", "_pos", "_inputs", "_outputs",
-                 "_blocks", "_attrs", "source_location", "scope", "_destroyed")
+                 "_blocks", "_attrs", "source_location", "scope", "_destroyed", "__weakref__")
 
     def __init__(self, graph, kind: str):
         if not isinstance(kind, str) or not _KIND_RE.match(kind):

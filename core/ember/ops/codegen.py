@@ -25,6 +25,7 @@ from collections import namedtuple
 from .. import dispatch as _d
 from ..autograd import grad_mode as _grad_mode
 from ..autograd import views as _views
+from ..jit import tracing_state as _tracing
 from .native import DIM_ARG_NAMES, NativeFunction
 from .schema import Argument, FunctionSchema
 
@@ -85,7 +86,14 @@ def _namespace() -> dict:
         "_record_inplace": _views.record_inplace, "_begin_inplace": _views.begin_inplace,
         "_end_inplace": _views.end_inplace, "_any_rg": any_requires_grad,
         "_out_grad_error": out_grad_error, "_no_derivative": no_derivative,
+        # tracing (ember.jit): the state every wrapper checks, and the recorder
+        "_tr": _tracing.STATE, "_record": _record_traced,
     }
+
+
+def _record_traced(kind, fn, args, kwargs):
+    from ..jit.tracer import record_op
+    return record_op(kind, fn, args, kwargs)
 
 
 def same_device(op: str, typ, t, name: str) -> None:
@@ -221,6 +229,23 @@ def _requires_grad(schema: FunctionSchema, names, promoted: set) -> str:
     return " or ".join(parts)
 
 
+def _trace_hook(schema: FunctionSchema, fn_name: str, qualified: str, with_out: bool) -> str:
+    """The first line of every wrapper: while a trace is open, hand the call to the tracer,
+    which runs this wrapper again and records it as one ``ember::<op>`` node."""
+    variadic = is_variadic(schema)
+    pos, kw = [], []
+    for a in schema.arguments:
+        if a.kwarg_only:
+            kw.append(f"{a.name!r}: {a.name}")
+        else:
+            pos.append(f"*{a.name}" if variadic and a.type.is_list else a.name)
+    if with_out:
+        kw.append("'out': out")
+    args = "(" + "".join(p + ", " for p in pos) + ")"
+    return (f"if _tr.active and _tr.claim(): return _record({'ember::' + qualified!r}, "
+            f"{fn_name}, {args}, {{{', '.join(kw)}}})")
+
+
 def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
     """The generated function's name: ``add``, ``add_``, ``max__dim``, ``max___dim``."""
     op = nf.name + "_" if inplace else nf.name
@@ -241,7 +266,8 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
     shown = nf.inplace_schema if inplace else schema
     lines = [f"def {fn_name}({_params(schema, with_out)}):",
              f"    # {shown}  ({nf.location})"]
-    body: list[str] = []
+    body: list[str] = [_trace_hook(schema, fn_name, op if not schema.overload else
+                                   f"{op}.{schema.overload}", with_out)]
     extra: dict = {}
     promoted = set(nf.promote_args)
     if is_variadic(schema):

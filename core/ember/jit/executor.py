@@ -1,0 +1,306 @@
+"""GraphExecutor: runs one graph, compiling an ExecutionPlan per ArgumentSpec.
+
+    ex = GraphExecutor(graph)
+    outs = ex(x, w)            # a tuple, one entry per graph output
+    ex.graph_for(x, w)         # the optimized graph that call ran
+
+Each call computes the call's key (grad mode; per input: Type (dtype and device), rank,
+requires_grad; the type of a non-tensor) and looks its plan up in a cache. A miss takes
+the lock, compiles (``compile_spec``: the stages of ``pipeline.py``, in the seeds' order)
+and stores the plan, so concurrent callers compile once and then run without locking.
+``optimize=False`` builds one fallback plan (required passes only) used for every call.
+
+Counters (``counters()``) follow PyTorch's runtime counters: executors constructed,
+invocations, plan-cache hits and misses. ``last_executed_optimized_graph()`` is per
+thread, like the seeds' thread_local weak pointer.
+
+Reference: PyTorch's ``GraphExecutorImpl`` (the seed file ``graph_executor.cpp``).
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+import weakref
+from typing import Optional
+
+from ..autograd import grad_mode as _grad_mode
+from ..tensor import Tensor
+from . import pipeline as _pipeline
+from .argument_spec import ArgumentSpec
+from .ir_types import NoneType, TensorType
+from .kinds import prim
+from .plan import ExecutionPlan
+
+__all__ = ["GraphExecutor", "counters", "reset_counters", "last_executed_optimized_graph",
+           "debug_set_autodiff_subgraph_inlining", "autodiff_subgraph_inlining"]
+
+AUTODIFF_SUBGRAPH_NODE_THRESHOLD = 2   # the seeds' autodiffSubgraphNodeThreshold
+AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5  # the seeds' autodiffSubgraphInlineThreshold
+
+_counter_lock = threading.Lock()
+_COUNTERS = {"executors_constructed": 0, "invocations": 0, "plan_cache_hits": 0,
+             "plan_cache_misses": 0, "pass_failures": 0}
+_local = threading.local()
+_inlining = [True]
+
+
+def counters() -> dict:
+    """A snapshot of the runtime counters: ``executors_constructed``, ``invocations``,
+    ``plan_cache_hits``, ``plan_cache_misses``, ``pass_failures``."""
+    with _counter_lock:
+        return dict(_COUNTERS)
+
+
+def reset_counters() -> None:
+    """Set every counter to 0."""
+    with _counter_lock:
+        for k in _COUNTERS:
+            _COUNTERS[k] = 0
+
+
+def _count(name: str) -> None:
+    with _counter_lock:
+        _COUNTERS[name] += 1
+
+
+def last_executed_optimized_graph():
+    """The optimized graph of the plan this thread ran last, or None."""
+    ref = getattr(_local, "last", None)
+    return ref() if ref is not None else None
+
+
+def debug_set_autodiff_subgraph_inlining(state: bool) -> None:
+    """``False`` makes every differentiable node its own autodiff subgraph, however small,
+    and keeps them all (no inlining): the seeds' ``debugSetAutodiffSubgraphInlining``, for
+    testing symbolic gradients. Executors recompile their plans."""
+    _inlining[0] = bool(state)
+    _pipeline._bump()
+
+
+def autodiff_subgraph_inlining() -> bool:
+    """The current setting of :func:`debug_set_autodiff_subgraph_inlining`."""
+    return _inlining[0]
+
+
+def _key_of(inputs) -> tuple:
+    key = [_grad_mode.STATE.enabled]
+    for x in inputs:
+        if x.__class__ is Tensor:
+            key.append((x._type, x._data.ndim,
+                        x._requires_grad or (x._base is not None and x._base._requires_grad)))
+        else:
+            key.append(type(x))
+    return tuple(key)
+
+
+class GraphExecutor:
+    """Runs ``graph`` on flat inputs, one plan per ArgumentSpec (see the module doc).
+
+    Args:
+        graph: the Graph to run (copied per plan, never changed).
+        optimize: False runs every call through one unoptimized fallback plan.
+    Call it as ``ex(*inputs)`` with one value per graph input; returns a tuple with one
+    value per graph output. Raises ValueError for a wrong number of inputs; errors of the
+    ops themselves propagate.
+    """
+
+    def __init__(self, graph, optimize: bool = True):
+        self.graph = graph
+        self.optimize = optimize
+        self.num_inputs = len(graph.inputs)
+        self._plans: dict = {}
+        self._specs: dict = {}
+        self._failures: dict = {}
+        self._fallback: Optional[ExecutionPlan] = None
+        self._lock = threading.Lock()
+        self._generation = _pipeline.generation()
+        _count("executors_constructed")
+
+    # -- running ---------------------------------------------------------------------------
+    def __call__(self, *inputs) -> tuple:
+        with _counter_lock:
+            _COUNTERS["invocations"] += 1
+        if len(inputs) != self.num_inputs:
+            raise ValueError(f"this graph takes {self.num_inputs} inputs, got {len(inputs)}")
+        from .tracer import STATE as _tracing
+        if _tracing.active and _tracing.current() is not None:
+            return self._run_traced(inputs)
+        plan = self._plan_for(inputs)
+        _local.last = plan.graph_ref
+        return plan.fn(*inputs)
+
+    def _plan_for(self, inputs) -> ExecutionPlan:
+        if not self.optimize:
+            return self._fallback_plan()
+        key = _key_of(inputs)
+        plan = self._plans.get(key)
+        if plan is not None and self._generation == _pipeline.generation():
+            with _counter_lock:
+                _COUNTERS["plan_cache_hits"] += 1
+            return plan
+        with self._lock:
+            gen = _pipeline.generation()
+            if gen != self._generation:  # a pass was (un)registered: plans are stale
+                self._plans.clear()
+                self._specs.clear()
+                self._generation = gen
+            plan = self._plans.get(key)
+            if plan is not None:
+                _count("plan_cache_hits")
+                return plan
+            spec = ArgumentSpec.of(inputs, _grad_mode.STATE.enabled)
+            plan = self.compile_spec(spec, inputs)
+            self._plans[key] = plan
+            self._specs[key] = spec
+            _count("plan_cache_misses")
+            return plan
+
+    def _fallback_plan(self) -> ExecutionPlan:
+        with self._lock:
+            if self._fallback is None:
+                g = self.graph.copy()
+                for p in _pipeline.stage_passes("required"):
+                    g = _pipeline.run_pass(p, g)
+                self._fallback = _finish(ExecutionPlan(g, array_mode=False))
+            return self._fallback
+
+    def _run_traced(self, inputs) -> tuple:
+        """Called while tracing: run unoptimized with tracing paused, then inline this graph
+        into every active trace (the seeds' ``runTraced``)."""
+        from . import tracer
+        with tracer.pause():
+            outs = self._fallback_plan().fn(*inputs)
+        tracer.inline_call(self.graph, inputs, outs)
+        return outs
+
+    # -- compiling -------------------------------------------------------------------------
+    def compile_spec(self, spec: ArgumentSpec, inputs) -> ExecutionPlan:
+        """Copy the graph, specialize its input types to ``spec`` and run the pipeline;
+        returns the plan. A pass that raises is reported (JitPassWarning) and the plan is
+        built from the graph after the required passes."""
+        g = self.graph.copy()
+        _specialize_types(g, spec)
+        required = None
+        try:
+            for p in _pipeline.stage_passes("required"):
+                g = self._run(p, g)
+            required = g.copy()
+            for p in _pipeline.stage_passes("specialization"):
+                g = self._run(p, g, inputs) if p.name == "propagate_shapes" else self._run(p, g)
+            for p in _pipeline.stage_passes("optimization"):
+                g = self._run(p, g)
+            needs_grad = spec.requires_grad or (spec.grad_enabled and _may_introduce_grad(g))
+            if needs_grad:
+                g = self._autodiff(g)
+            else:
+                for p in _pipeline.stage_passes("nondiff"):
+                    g = self._run(p, g)
+            for p in _pipeline.stage_passes("final"):
+                g = self._run(p, g)
+            g.lint()
+            return _finish(ExecutionPlan(g, array_mode=not needs_grad))
+        except _PassFailed as e:
+            _count("pass_failures")
+            self._failures[str(spec)] = str(e)
+            warnings.warn(f"ember.jit: {e}; running the graph unoptimized",
+                          _pipeline.JitPassWarning, stacklevel=4)
+            g = required if required is not None else self.graph.copy()
+            return _finish(ExecutionPlan(g, array_mode=False))
+
+    def _run(self, entry, g, *args):
+        try:
+            return _pipeline.run_pass(entry, g, *args)
+        except Exception as e:  # noqa: BLE001 - any pass fault falls back, named
+            raise _PassFailed(f"pass '{entry.name}' ({entry.origin}, stage {entry.stage}) "
+                              f"raised {type(e).__name__}: {e}") from e
+
+    def _autodiff(self, g):
+        inlining = _inlining[0]
+        entries = _pipeline.stage_passes("autodiff")
+        for p in entries:
+            if p.origin != "builtin":
+                g = self._run(p, g)
+        from .autodiff import differentiate
+        from .differentiable_graph import pack_gradient
+        from .passes.create_autodiff_subgraphs import create_autodiff_subgraphs
+        from .passes.inline_autodiff_subgraphs import inline_autodiff_subgraphs
+        threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if inlining else 1
+        try:
+            nodes = create_autodiff_subgraphs(g, threshold)
+        except Exception as e:  # noqa: BLE001
+            raise _PassFailed(f"pass 'create_autodiff_subgraphs' raised "
+                              f"{type(e).__name__}: {e}") from e
+        for node in nodes:
+            try:
+                grad = differentiate(node.g("Subgraph"))
+            except Exception as e:  # noqa: BLE001
+                raise _PassFailed(f"'differentiate' raised {type(e).__name__}: {e}") from e
+            f = grad.f
+            for p in _pipeline.stage_passes("optimization") + _pipeline.stage_passes("nondiff"):
+                f = self._run(p, f)
+            grad.f = f
+            pack_gradient(grad, node)
+        if inlining:
+            try:
+                inline_autodiff_subgraphs(g, AUTODIFF_SUBGRAPH_INLINE_THRESHOLD)
+            except Exception as e:  # noqa: BLE001
+                raise _PassFailed(f"pass 'inline_autodiff_subgraphs' raised "
+                                  f"{type(e).__name__}: {e}") from e
+        return g
+
+    # -- debugging -------------------------------------------------------------------------
+    def graph_for(self, *inputs):
+        """The optimized graph the plan for ``inputs`` runs (compiling it if needed)."""
+        return self._plan_for(inputs).graph
+
+    def get_debug_state(self) -> dict:
+        """``{"graph", "optimize", "execution_plans": {str(spec): plan state},
+        "fallback": plan state or None, "pass_failures": {str(spec): message}}``; a plan
+        state holds its ``graph``, ``code``, ``array_mode`` and, for each
+        DifferentiableGraph, the debug state of its backward executor."""
+        with self._lock:
+            plans = {str(self._specs[k]): _plan_state(p) for k, p in self._plans.items()}
+            fb = None if self._fallback is None else _plan_state(self._fallback)
+            return {"graph": self.graph, "optimize": self.optimize, "execution_plans": plans,
+                    "fallback": fb, "pass_failures": dict(self._failures)}
+
+
+class _PassFailed(Exception):
+    pass
+
+
+def _finish(plan: ExecutionPlan) -> ExecutionPlan:
+    g = plan.graph
+    plan.graph_ref = weakref.ref(g) if _weakrefable(g) else (lambda: g)
+    plan._keep = g
+    return plan
+
+
+def _weakrefable(obj) -> bool:
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def _plan_state(plan: ExecutionPlan) -> dict:
+    state = plan.debug_state()
+    state["backward_executors"] = [
+        op.grad_executor.get_debug_state() for n, op in plan.runtime_ops
+        if n.kind == prim.DifferentiableGraph and getattr(op, "grad_executor", None)]
+    return state
+
+
+def _specialize_types(g, spec: ArgumentSpec) -> None:
+    """Set each graph input's type from the spec (dtype, device, rank, requires_grad;
+    None -> NoneType, an undefined input such as a missing gradient)."""
+    for v, e in zip(g.inputs, spec.inputs):
+        if e[0] == "t":
+            v.type = TensorType(dtype=e[1], device=e[2], rank=e[3], requires_grad=e[4])
+        elif e[1] == "NoneType":
+            v.type = NoneType()
+
+
+def _may_introduce_grad(g) -> bool:
+    return any(n.kind == prim.PythonOp for n in g.all_nodes())

@@ -1,0 +1,240 @@
+"""The pass pipeline a GraphExecutor runs to compile a plan, and custom passes.
+
+The order follows the seeds' ``GraphExecutorImpl::compileSpec`` (DESIGN.md, 4), in named
+stages; ``pipeline()`` lists the real order, custom passes included::
+
+    >>> [p.name for p in ember.jit.passes.pipeline() if p.stage == "required"]
+    ['specialize_autograd_zero', 'lower_grad_of', 'remove_expands', 'canonicalize_ops',
+     'eliminate_dead_code']
+
+Stages (a custom pass registered for a stage runs where ``pipeline()`` shows it):
+
+- ``required``: bring the graph to an executable form (also the ``optimize=False`` plan).
+- ``specialization``: constant propagation, shape and requires_grad propagation.
+- ``optimization``: the differentiable optimizations (DCE, CSE, constant pooling,
+  peephole, constant propagation, loop unrolling, CSE, check in-place).
+- ``autodiff``: only when a gradient is needed: CreateAutodiffSubgraphs, ``differentiate``
+  each group, optimize its ``f``, InlineAutodiffSubgraphs. Custom passes at this stage run
+  before it.
+- ``nondiff``: custom passes first (PyTorch's slot for backend passes), then DecomposeOps,
+  BatchMM, FuseGraph; run on the whole graph when no gradient is needed, else on each
+  differentiable graph's ``f``.
+- ``final``: dead code elimination.
+
+A pass is ``fn(graph) -> None`` (in place) or ``fn(graph) -> Graph`` (a replacement).
+Register one with :func:`register_pass` or from a plugin through the ``ember_jit_passes``
+hook (``(stage, fn)`` pairs). A pass that raises is reported (``JitPassWarning``, naming
+it) and the plan is built from the graph after the required passes only: the function
+still runs, unoptimized.
+
+``EMBER_JIT_LOG=peephole,fuse_graph`` prints the graph after those passes (``all`` for
+every pass) to the ``ember.jit`` logger at INFO, and to stderr when that logger has no
+handler.
+
+Reference: PyTorch's ``torch/csrc/jit/runtime/graph_executor.cpp`` (runRequiredPasses,
+runOptimization, runNondiffOptimization, RegisterPass / getCustomPasses) and
+``torch/csrc/jit/jit_log.h`` (PYTORCH_JIT_LOG_LEVEL).
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+__all__ = ["STAGES", "PassEntry", "register_pass", "pipeline", "JitPassWarning",
+           "PassHandle", "run_pass"]
+
+STAGES = ("required", "specialization", "optimization", "autodiff", "nondiff", "final")
+
+logger = logging.getLogger("ember.jit")
+
+
+class JitPassWarning(UserWarning):
+    """A pass raised while a plan was compiled; the graph runs unoptimized."""
+
+
+@dataclass(frozen=True)
+class PassEntry:
+    """One step of the pipeline: its stage, its name, the function, where it came from
+    (``builtin``, ``custom`` or ``plugin:<name>``), and a note on when it runs."""
+
+    stage: str
+    name: str
+    fn: Callable
+    origin: str = "builtin"
+    note: str = ""
+
+    def __str__(self) -> str:
+        extra = f" ({self.note})" if self.note else ""
+        return f"{self.stage:<14} {self.name:<34} {self.origin}{extra}"
+
+
+def _builtin(module: str, fn: str) -> Callable:
+    def run(graph, *args, **kwargs):
+        return getattr(importlib.import_module(f"ember.jit.passes.{module}"), fn)(
+            graph, *args, **kwargs)
+    run.__name__ = fn
+    return run
+
+
+# (stage, name, module, function, note)
+_BUILTINS = [
+    ("required", "specialize_autograd_zero", "specialize_autograd_zero",
+     "specialize_autograd_zero", ""),
+    ("required", "lower_grad_of", "lower_grad_of", "lower_grad_of", ""),
+    ("required", "remove_expands", "remove_expands", "remove_expands", ""),
+    ("required", "canonicalize_ops", "canonicalize_ops", "canonicalize_ops", ""),
+    ("required", "eliminate_dead_code", "dead_code_elimination", "eliminate_dead_code", ""),
+    ("specialization", "constant_propagation", "constant_propagation",
+     "constant_propagation", ""),
+    ("specialization", "propagate_shapes", "shape_propagation", "propagate_shapes",
+     "runs the graph once on the first call's inputs"),
+    ("specialization", "propagate_requires_grad", "requires_grad_propagation",
+     "propagate_requires_grad", ""),
+    ("optimization", "eliminate_dead_code", "dead_code_elimination", "eliminate_dead_code", ""),
+    ("optimization", "eliminate_common_subexpression", "common_subexpression_elimination",
+     "eliminate_common_subexpression", ""),
+    ("optimization", "constant_pooling", "constant_pooling", "constant_pooling", ""),
+    ("optimization", "peephole", "peephole", "peephole", ""),
+    ("optimization", "constant_propagation", "constant_propagation", "constant_propagation",
+     ""),
+    ("optimization", "unroll_loops", "loop_unrolling", "unroll_loops", ""),
+    ("optimization", "eliminate_common_subexpression", "common_subexpression_elimination",
+     "eliminate_common_subexpression", ""),
+    ("optimization", "check_inplace", "check_inplace", "check_inplace", ""),
+    ("autodiff", "create_autodiff_subgraphs", "create_autodiff_subgraphs",
+     "create_autodiff_subgraphs", "when a gradient is needed; threshold 2"),
+    ("autodiff", "differentiate", "", "", "each DifferentiableGraph -> Gradient; its f then "
+     "gets the optimization and nondiff stages"),
+    ("autodiff", "inline_autodiff_subgraphs", "inline_autodiff_subgraphs",
+     "inline_autodiff_subgraphs", "threshold 5"),
+    ("nondiff", "decompose_ops", "decompose_ops", "decompose_ops", ""),
+    ("nondiff", "batch_mm", "batch_mm", "batch_mm", ""),
+    ("nondiff", "fuse_graph", "fuse_graph", "fuse_graph", "groups only for a device with a fuser"),
+    ("final", "eliminate_dead_code", "dead_code_elimination", "eliminate_dead_code", ""),
+]
+
+_custom: list[PassEntry] = []
+_lock = threading.Lock()
+
+
+class PassHandle:
+    """Returned by :func:`register_pass`; ``handle.remove()`` unregisters the pass."""
+
+    def __init__(self, entry: PassEntry):
+        self.entry = entry
+
+    def remove(self) -> None:
+        with _lock:
+            if self.entry in _custom:
+                _custom.remove(self.entry)
+        _bump()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_generation = [0]  # executors recompile their plans when the pipeline changes
+
+
+def _bump() -> None:
+    _generation[0] += 1
+
+
+def generation() -> int:
+    """Changes whenever a custom pass is added or removed, or plugins reload."""
+    from ..plugins import manager
+    return _generation[0] * 1000 + manager.generation
+
+
+def register_pass(fn: Callable, stage: str = "nondiff", name: Optional[str] = None) -> PassHandle:
+    """Add ``fn(graph) -> None | Graph`` to the pipeline at ``stage`` (see the module doc).
+
+    It runs for every plan compiled afterwards (executors drop their cached plans), on
+    forward graphs and on the backward graphs of differentiable graphs alike.
+    Raises ValueError for an unknown stage, TypeError if ``fn`` is not callable.
+    Reference: PyTorch's ``torch::jit::RegisterPass``.
+    """
+    if not callable(fn):
+        raise TypeError(f"register_pass: expected a callable Graph -> None | Graph, got "
+                        f"{type(fn).__name__}")
+    if stage not in STAGES:
+        raise ValueError(f"register_pass: unknown stage {stage!r}; the stages are "
+                         f"{', '.join(STAGES)}")
+    entry = PassEntry(stage, name or getattr(fn, "__qualname__", repr(fn)), fn, "custom")
+    with _lock:
+        _custom.append(entry)
+    _bump()
+    return PassHandle(entry)
+
+
+def _plugin_passes() -> list[PassEntry]:
+    from ..plugins import manager
+    manager.ensure_loaded()
+    out = []
+    for stage, fn in manager.registered.get("ember_jit_passes", ()):
+        if stage not in STAGES:
+            warnings.warn(f"ignoring a plugin JIT pass {fn!r} for unknown stage {stage!r} "
+                          f"(stages: {', '.join(STAGES)})", JitPassWarning, stacklevel=2)
+            continue
+        owner = getattr(fn, "__module__", "?").split(".")[0]
+        out.append(PassEntry(stage, getattr(fn, "__qualname__", repr(fn)), fn,
+                             f"plugin:{owner}"))
+    return out
+
+
+def pipeline() -> list[PassEntry]:
+    """Every pass in the order a plan compile runs them, custom and plugin passes where
+    they run: at the start of ``nondiff`` and ``autodiff``, at the end of other stages."""
+    with _lock:
+        custom = list(_custom)
+    custom = _plugin_passes() + custom
+    out: list[PassEntry] = []
+    for stage in STAGES:
+        mine = [c for c in custom if c.stage == stage]
+        first = stage in ("nondiff", "autodiff")
+        if first:
+            out += mine
+        out += [PassEntry(s, n, _builtin(m, f) if m else None, "builtin", note)
+                for s, n, m, f, note in _BUILTINS if s == stage]
+        if not first:
+            out += mine
+    return out
+
+
+def stage_passes(stage: str) -> list[PassEntry]:
+    """The passes of one stage, in order."""
+    return [p for p in pipeline() if p.stage == stage]
+
+
+def _log_targets() -> set:
+    raw = os.environ.get("EMBER_JIT_LOG", "")
+    return {s.strip() for s in raw.split(",") if s.strip()}
+
+
+def run_pass(entry: PassEntry, graph, *args):
+    """Run one pass; returns the graph (the same, or the one the pass returned).
+    Exceptions propagate to the caller, which names the pass."""
+    result = entry.fn(graph, *args)
+    if result is not None and result is not graph:
+        from .ir import Graph
+        if not isinstance(result, Graph):
+            raise TypeError(f"pass {entry.name} returned {type(result).__name__}; a pass "
+                            f"returns None (changed in place) or a Graph")
+        graph = result
+    targets = _log_targets()
+    if targets and ("all" in targets or entry.name in targets):
+        text = f"graph after {entry.name} ({entry.stage}):\n{graph}"
+        if logger.hasHandlers():
+            logger.info(text)
+        else:
+            print(text, file=sys.stderr)
+    return graph
