@@ -110,14 +110,20 @@ def _run_trace(fn, args: tuple, module=None, state_refs=()) -> tuple:
 
 
 def _scope_hooks(module, state) -> list:
+    """Hooks that keep ``state.scope`` at the path of the module running (node.scope)."""
+    def enter(mod, inp, name):
+        state.scope.append(name)
+
+    def leave(mod, inp, out):
+        if state.scope:
+            state.scope.pop()  # a hook's non-None return would replace the output
+
     handles = []
     for name, m in module.named_modules():
-        if not name:
-            continue
-        handles.append(m.register_forward_pre_hook(
-            lambda mod, inp, _n=name: state.scope.append(_n)))
-        handles.append(m.register_forward_hook(
-            lambda mod, inp, out: state.scope.pop() if state.scope else None))
+        if name:
+            handles.append(m.register_forward_pre_hook(
+                lambda mod, inp, _n=name: enter(mod, inp, _n)))
+            handles.append(m.register_forward_hook(leave))
     return handles
 
 

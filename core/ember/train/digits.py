@@ -81,8 +81,10 @@ def accuracy(model, x, y, batch_size: int = 512) -> float:
 
 
 def train(epochs: int = 20, batch_size: int = 64, lr: float = 1e-3, seed: int = 0,
-          device=None, progress: bool = True) -> tuple:
-    """Train the digits CNN; returns (model, History). ``progress`` shows a tqdm bar."""
+          device=None, progress: bool = True, jit: bool = False) -> tuple:
+    """Train the digits CNN; returns (model, History). ``progress`` shows a tqdm bar.
+    ``jit=True`` traces the model (``ember.jit.trace``) and trains through its
+    GraphExecutor; the losses match eager training for the same seed."""
     E.manual_seed(seed)
     xtr, ytr, xte, yte = load_digits(device)
     model = lenet(device=device)
@@ -91,12 +93,13 @@ def train(epochs: int = 20, batch_size: int = 64, lr: float = 1e-3, seed: int = 
                                      batch_size=batch_size, shuffle=True,
                                      generator=E.Generator().manual_seed(seed))
     hist = History()
+    forward = E.jit.trace(model, (xtr[:batch_size],)) if jit else model
     bar = _progress(epochs * len(loader), progress)
     for epoch in range(epochs):
         start = time.perf_counter()
         total, correct, seen = 0.0, 0, 0
         for xb, yb in loader:
-            logits = model(xb)
+            logits = forward(xb)
             loss = F.cross_entropy(logits, yb)
             opt.zero_grad()
             loss.backward()
@@ -158,6 +161,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", default=None, metavar="PNG",
                    help="also write a loss/accuracy plot to this PNG file")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--jit", action="store_true",
+                   help="trace the model and train through the JIT's GraphExecutor")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -166,7 +171,7 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit("ember train digits: --epochs and --batch-size must be >= 1 and "
                          "--lr > 0")
     model, hist = train(args.epochs, args.batch_size, args.lr, args.seed, args.device,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, jit=args.jit)
     per_epoch = sum(hist.seconds) / len(hist.seconds)
     print(f"test accuracy {hist.test_accuracy:.4f} after {args.epochs} epochs "
           f"({per_epoch:.3f} s/epoch, {sum(hist.seconds):.1f} s in all)")
