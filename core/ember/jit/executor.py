@@ -220,10 +220,13 @@ class GraphExecutor:
         for p in entries:
             if p.origin != "builtin":
                 g = self._run(p, g)
-        from .autodiff import differentiate
-        from .differentiable_graph import pack_gradient
-        from .passes.create_autodiff_subgraphs import create_autodiff_subgraphs
-        from .passes.inline_autodiff_subgraphs import inline_autodiff_subgraphs
+        try:
+            from .autodiff import differentiate
+            from .differentiable_graph import pack_gradient
+            from .passes.create_autodiff_subgraphs import create_autodiff_subgraphs
+            from .passes.inline_autodiff_subgraphs import inline_autodiff_subgraphs
+        except ImportError as e:
+            raise _PassFailed(f"symbolic autodiff is unavailable: {e}") from e
         threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if inlining else 1
         try:
             nodes = create_autodiff_subgraphs(g, threshold)

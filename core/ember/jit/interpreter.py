@@ -158,7 +158,7 @@ def run_graph(graph, inputs: Sequence, on_value: Optional[Callable] = None) -> l
 # ---- prim kinds ---------------------------------------------------------------------------
 @register_prim(prim.Constant)
 def _constant(node, args):
-    return [node.attr("value")]
+    return [node.attr("value", None)]
 
 
 @register_prim(prim.ListConstruct)

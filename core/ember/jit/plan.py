@@ -178,7 +178,7 @@ class _Emitter:
         kind = n.kind
         if kind == prim.Constant:
             v = n.output()
-            val = n.attr("value")
+            val = n.attr("value", None)
             from ..tensor import Tensor
             if isinstance(val, Tensor):
                 self.define(v, "t", self.const(val, "c"))
@@ -387,9 +387,9 @@ _NOT_CONST = object()
 def _constant(v):
     n = v.node()
     if n.kind == prim.Constant:
-        return n.attr("value")
+        return n.attr("value", None)
     if n.kind == prim.ListConstruct and all(i.node().kind == prim.Constant for i in n.inputs):
-        return [i.node().attr("value") for i in n.inputs]
+        return [i.node().attr("value", None) for i in n.inputs]
     return _NOT_CONST
 
 

@@ -92,7 +92,7 @@ class Value:
         if not self.is_constant():
             raise ValueError(f"%{self._name} is produced by {self._node.kind}, not "
                              f"prim::Constant; check value.is_constant() first")
-        return self._node.attr("value")
+        return self._node.attr("value", None)
 
     def replace_all_uses_with(self, new: Value) -> None:
         """Make every user of this value read ``new`` instead (block returns included)."""

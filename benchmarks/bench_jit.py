@@ -1,0 +1,98 @@
+"""The JIT side by side: a 10-op pointwise function on 10-element tensors, and one digits
+training step, eager against traced.
+
+Budget (issue 5): traced ember at most 0.6 x torch.jit.trace on the pointwise function.
+At this size every framework is per-op overhead; ember's plan calls the backend kernels
+on arrays from generated Python, so it pays little more than numpy itself.
+
+Rows (microseconds per call, best of 7): numpy (the same math on arrays), ember eager,
+ember traced, torch eager and torch.jit.trace (single-threaded, when torch is installed),
+then the ratios. The digits rows time one training step (forward, cross-entropy, backward,
+Adam) of ``ember/train/digits.py``'s CNN on a batch of 64, eager and with the model traced.
+
+Run: ``python benchmarks/bench_jit.py``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from _timing import best_of, try_import_torch
+
+import ember as E
+import ember.nn.functional as F
+
+torch = try_import_torch(single_thread=True)
+
+
+def pointwise(x, y):
+    """Ten pointwise ops (the same text runs on numpy arrays, ember and torch tensors)."""
+    a = x * y + 1.0
+    b = a * 0.5 - y
+    c = b * b + x
+    d = c / (y * y + 2.0)
+    return d - x * 0.25
+
+
+def pointwise_rows() -> dict:
+    rng = np.random.default_rng(0)
+    xn, yn = (rng.standard_normal(10).astype(np.float32) for _ in range(2))
+    rows = {"numpy": best_of(lambda: pointwise(xn, yn))}
+    x, y = E.from_numpy(xn), E.from_numpy(yn)
+    traced = E.jit.trace(pointwise, (x, y))
+    np.testing.assert_allclose(traced(x, y).numpy(), pointwise(xn, yn), rtol=1e-6)
+    rows["ember eager"] = best_of(lambda: pointwise(x, y))
+    rows["ember traced"] = best_of(lambda: traced(x, y))
+    if torch is not None:
+        xt, yt = torch.from_numpy(xn), torch.from_numpy(yn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tt = torch.jit.trace(pointwise, (xt, yt))
+        for _ in range(3):  # TorchScript optimizes on its first calls
+            tt(xt, yt)
+        rows["torch eager"] = best_of(lambda: pointwise(xt, yt))
+        rows["torch.jit.trace"] = best_of(lambda: tt(xt, yt))
+    return rows
+
+
+def digits_rows() -> dict:
+    from ember.train.digits import lenet
+    E.manual_seed(0)
+    x = E.rand(64, 1, 8, 8)
+    y = E.randint(0, 10, (64,))
+    rows = {}
+    for name, jit in (("digits step eager", False), ("digits step --jit", True)):
+        model = lenet()
+        opt = E.optim.Adam(model.parameters(), lr=1e-3)
+        fwd = E.jit.trace(model, (x,)) if jit else model
+
+        def step():
+            loss = F.cross_entropy(fwd(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        rows[name] = best_of(step, repeat=5)
+    return rows
+
+
+def main() -> None:
+    rows = pointwise_rows()
+    print("10-op pointwise function on 10-element float32 tensors (us per call)")
+    for k, v in rows.items():
+        print(f"  {k:<18} {v:8.2f}")
+    print(f"  ember traced / numpy            {rows['ember traced'] / rows['numpy']:.2f}x")
+    print(f"  ember traced / ember eager      {rows['ember traced'] / rows['ember eager']:.2f}x")
+    if "torch.jit.trace" in rows:
+        ratio = rows["ember traced"] / rows["torch.jit.trace"]
+        print(f"  ember traced / torch.jit.trace  {ratio:.2f}x   (budget <= 0.60x)")
+        print(f"  ember eager / torch eager       {rows['ember eager'] / rows['torch eager']:.2f}x")
+    d = digits_rows()
+    print("digits training step, batch 64 (us per step)")
+    for k, v in d.items():
+        print(f"  {k:<18} {v:8.1f}")
+    print(f"  --jit / eager                   "
+          f"{d['digits step --jit'] / d['digits step eager']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
