@@ -186,7 +186,9 @@ class GraphExecutor:
                 g = self._run(p, g)
             required = g.copy()
             for p in _pipeline.stage_passes("specialization"):
-                g = self._run(p, g, inputs) if p.name == "propagate_shapes" else self._run(p, g)
+                # sizes are not in the key: types keep ranks only (keep_sizes=False)
+                g = self._run(p, g, inputs, False) if p.name == "propagate_shapes" and \
+                    p.origin == "builtin" else self._run(p, g)
             for p in _pipeline.stage_passes("optimization"):
                 g = self._run(p, g)
             needs_grad = spec.requires_grad or (spec.grad_enabled and _may_introduce_grad(g))
@@ -210,6 +212,8 @@ class GraphExecutor:
     def _run(self, entry, g, *args):
         try:
             return _pipeline.run_pass(entry, g, *args)
+        except _pipeline.UserGraphError:
+            raise  # the graph itself is wrong (an in-place write autograd forbids)
         except Exception as e:  # noqa: BLE001 - any pass fault falls back, named
             raise _PassFailed(f"pass '{entry.name}' ({entry.origin}, stage {entry.stage}) "
                               f"raised {type(e).__name__}: {e}") from e
@@ -303,6 +307,13 @@ def _specialize_types(g, spec: ArgumentSpec) -> None:
             v.type = TensorType(dtype=e[1], device=e[2], rank=e[3], requires_grad=e[4])
         elif e[1] == "NoneType":
             v.type = NoneType()
+    # the trace's sizes (and dtypes) held for its example inputs only: keep what a plan for
+    # any sizes may assume until shape propagation fills the types in again
+    for n in g.all_nodes():
+        for o in n.outputs:
+            t = o.type
+            if isinstance(t, TensorType) and t.sizes is not None:
+                o.type = TensorType(dtype=t.dtype, device=t.device, rank=t.rank)
 
 
 def _may_introduce_grad(g) -> bool:

@@ -188,8 +188,8 @@ def _subgraph(node, args):
 
 def call_python_op(node, args):
     """Call a ``prim::PythonOp``: attribute ``fn`` (a custom autograd Function class, run
-    through ``apply``, or any callable), ``cconv`` (one letter per argument: ``v`` a node input, ``c``
-    the next item of attribute ``scalar_args``). Returns the call's result."""
+    through ``apply``, or any callable), ``cconv`` (one letter per argument: ``v`` a node
+    input, ``c`` the next item of attribute ``scalar_args``). Returns the call's result."""
     from ember.jit.attributes import PyObjectRef
     fn = node.attr("fn")
     if isinstance(fn, PyObjectRef):

@@ -58,6 +58,11 @@ class JitPassWarning(UserWarning):
     """A pass raised while a plan was compiled; the graph runs unoptimized."""
 
 
+class UserGraphError(RuntimeError):
+    """Raised by a pass that found the graph itself wrong (``check_inplace``): it reaches
+    the caller instead of the unoptimized fallback, since running would fail too."""
+
+
 @dataclass(frozen=True)
 class PassEntry:
     """One step of the pipeline: its stage, its name, the function, where it came from

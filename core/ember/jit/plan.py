@@ -312,6 +312,16 @@ class _Emitter:
                     fn = _d.wrap_dims if a.type.is_list or a.type.optional else _d.wrap_dim
                     consts[a.name] = fn(consts[a.name], rank, op)
         backend = _registry.get_backend(dev)
+        ufunc = _lowering(nf.kernel_name, st, consts, tensors)
+        if ufunc is not None:
+            # the kernel would only hand these operands to this ufunc: call it directly
+            k = self.const(getattr(backend.xp, ufunc), "np_" + ufunc + "_")
+            args = [self.as_array(v, indent) if a.type.base == "Tensor" and _is_tensor(v)
+                    else self.const(consts[a.name], "c")
+                    for a, v in zip(schema.arguments, n.inputs)][:_ARITY[ufunc]]
+            out = self.define(n.output(), "a")
+            self.lines.append(f"{indent}{out} = {k}({', '.join(args)})  # {n.kind}")
+            return
         kernel = backend.type(st).kernels[nf.kernel_name]
         k = self.const(kernel, "K_" + _IDENT.sub("_", nf.kernel_name) + "_")
         for a, v in zip(schema.arguments, n.inputs):
@@ -382,6 +392,37 @@ class _Emitter:
 
 
 _NOT_CONST = object()
+
+# Kernels that, for float32/float64 arrays and Python numbers (which numpy >= 2 treats as
+# weak, as PyTorch does), do nothing but call one ufunc: op -> (ufunc, extra constant
+# arguments that must have these values).
+_UFUNCS = {
+    "add": ("add", {"alpha": 1}), "sub": ("subtract", {"alpha": 1}), "mul": ("multiply", {}),
+    "div": ("true_divide", {"rounding_mode": None}), "true_divide": ("true_divide", {}),
+    "neg": ("negative", {}), "exp": ("exp", {}), "log": ("log", {}), "sin": ("sin", {}),
+    "cos": ("cos", {}), "tanh": ("tanh", {}), "sqrt": ("sqrt", {}), "abs": ("absolute", {}),
+    "maximum": ("maximum", {}), "minimum": ("minimum", {}),
+}
+_ARITY = {"add": 2, "subtract": 2, "multiply": 2, "true_divide": 2, "maximum": 2,
+          "minimum": 2, "negative": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tanh": 1,
+          "sqrt": 1, "absolute": 1}
+
+
+def _lowering(kernel_name: str, st, consts: dict, tensors) -> Optional[str]:
+    """The ufunc to call instead of the kernel, or None (see ``_UFUNCS``)."""
+    entry = _UFUNCS.get(kernel_name)
+    if entry is None or st.name not in ("float32", "float64"):
+        return None
+    ufunc, required = entry
+    for name, value in required.items():
+        if name not in consts or consts[name] is not value and not (
+                value.__class__ is int and consts[name].__class__ is int
+                and consts[name] == value):
+            return None
+    # a 0-d result would come back as a numpy scalar, which later kernels may not take
+    if any(not _is_tensor(v) or v.type.rank == 0 for a, v in tensors):
+        return None
+    return ufunc
 
 
 def _constant(v):
