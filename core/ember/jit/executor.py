@@ -30,6 +30,8 @@ from .argument_spec import ArgumentSpec
 from .ir_types import NoneType, TensorType
 from .kinds import prim
 from .plan import ExecutionPlan
+from . import autograd_prims as _autograd_prims  # noqa: F401 - registers how they run
+from . import fuser as _fuser
 
 __all__ = ["GraphExecutor", "counters", "reset_counters", "last_executed_optimized_graph",
            "debug_set_autodiff_subgraph_inlining", "autodiff_subgraph_inlining"]
@@ -262,14 +264,16 @@ class GraphExecutor:
 
     def get_debug_state(self) -> dict:
         """``{"graph", "optimize", "execution_plans": {str(spec): plan state},
-        "fallback": plan state or None, "pass_failures": {str(spec): message}}``; a plan
+        "fallback": plan state or None, "pass_failures": {str(spec): message},
+        "fusion_fallbacks": fusion groups that ran unfused, with why}``; a plan
         state holds its ``graph``, ``code``, ``array_mode`` and, for each
         DifferentiableGraph, the debug state of its backward executor."""
         with self._lock:
             plans = {str(self._specs[k]): _plan_state(p) for k, p in self._plans.items()}
             fb = None if self._fallback is None else _plan_state(self._fallback)
             return {"graph": self.graph, "optimize": self.optimize, "execution_plans": plans,
-                    "fallback": fb, "pass_failures": dict(self._failures)}
+                    "fallback": fb, "pass_failures": dict(self._failures),
+                    "fusion_fallbacks": _fuser.fusion_fallbacks()}
 
 
 class _PassFailed(Exception):

@@ -118,6 +118,8 @@ def run_block(block, args: Sequence, env: Optional[dict] = None,
                 outs = run_block(n.blocks[0] if ins[0] else n.blocks[1], (), env, on_value)
             elif n.kind == prim.Loop:
                 outs = _run_loop(n, ins, env, on_value)
+            elif n.blocks and n.kind in _PRIMS:  # GradOf: its block reads outer values
+                outs = _PRIMS[n.kind](n, ins, env, on_value)
             else:
                 outs = run_node(n, ins)
         except JitRuntimeError:

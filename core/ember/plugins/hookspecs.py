@@ -24,8 +24,9 @@ def ember_convolution_algorithms():
 
 @hookspec
 def ember_fusers():
-    """Return fusers (``device_type``, ``compile(fusion_group)``) for the JIT's FuseGraph
-    pass; called once at load."""
+    """Return fusers (``name``, ``device_type``, ``compile(subgraph)``, optionally
+    ``can_fuse_node(node)``; the protocol is ``ember.jit.fuser.Fuser``) for the JIT's
+    FuseGraph pass; called once at load."""
 
 
 @hookspec
