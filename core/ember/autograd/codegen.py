@@ -26,11 +26,17 @@ The op wrapper calls ``record_mul`` when grad mode is on and an input requires g
 ``finish`` (outputs get ``grad_fn``; saved outputs are stored). Formulas are ember ops, so
 when the engine runs with ``create_graph=True`` they record history themselves: double
 backward needs no extra code.
+
+For the JIT's symbolic autodiff, ``backward_function(name)`` generates (on first use) the
+same formulas as a free function of the gradients, a needs-gradient mask and the saved
+values (see :class:`BackwardFunction`); the eager nodes above do not change.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import dataclass
+from typing import Callable
 
 from . import formulas as _formulas
 from . import nn_formulas as _nn_formulas
@@ -118,19 +124,17 @@ def output_names(d: Derivative) -> list[str]:
     return [r.name or f"result{i}" for i, r in enumerate(rets)]
 
 
-def generate(d: Derivative, class_name: str, namespace: dict) -> str:
-    """Source of the Node class and recorder for ``d``; names are checked against
-    ``namespace`` (raises DerivativeError at the formula's file:line)."""
+def _formula_blocks(d: Derivative, namespace: dict):
+    """Each formula of ``d`` rewritten (``self.shape`` -> ``self_shape``) and checked:
+    returns ``(blocks, uses)``, ``blocks`` a list of ``(k, formula, expr, saved names,
+    uses grad_input_mask)`` and ``uses`` formula index -> ``(saved names, attributes)``.
+    Raises DerivativeError at the formula's file:line for an unknown name."""
     schema = d.schema
     args = [a.name for a in schema.arguments]
     tensors = [a.name for a in schema.arguments if a.type.base == "Tensor"]
     outs = output_names(d)
-    list_input = next((a.name for a in schema.arguments
-                       if a.type.base == "Tensor" and a.type.is_list), None)
-    diff = {n for f in d.formulas if f.expression for n in f.inputs}
     known = set(args) | set(outs) | {"grad", "grads", "grad_input_mask"} | set(namespace) | \
         set(_SAFE_BUILTINS)
-
     blocks, uses = [], {}  # uses: formula index -> names of saved things it reads
     for k, f in enumerate(d.formulas):
         if f.expression is None:
@@ -148,6 +152,21 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
         saved = sorted((names & (set(args) | set(outs))) | attr_names)
         uses[k] = (saved, rw.attrs)
         blocks.append((k, f, expr, saved, "grad_input_mask" in names))
+    return blocks, uses
+
+
+def generate(d: Derivative, class_name: str, namespace: dict) -> str:
+    """Source of the Node class and recorder for ``d``; names are checked against
+    ``namespace`` (raises DerivativeError at the formula's file:line)."""
+    schema = d.schema
+    args = [a.name for a in schema.arguments]
+    tensors = [a.name for a in schema.arguments if a.type.base == "Tensor"]
+    outs = output_names(d)
+    list_input = next((a.name for a in schema.arguments
+                       if a.type.base == "Tensor" and a.type.is_list), None)
+    diff = {n for f in d.formulas if f.expression for n in f.inputs}
+
+    blocks, uses = _formula_blocks(d, namespace)
 
     # every saved thing, with what it is: an input, an output, or an attribute of one
     inputs_saved, outputs_saved, in_attrs, out_attrs = {}, {}, {}, {}
@@ -297,5 +316,115 @@ def source_of(name: str) -> str:
     """The generated source of the backward of op ``name`` (``"mul"``, ``"max.dim"``)."""
     return _SOURCES[name]
 
+
+
+# --- free functions for the JIT's symbolic autodiff ----------------------------------------
+
+@dataclass(frozen=True)
+class BackwardFunction:
+    """The formulas of one ``derivatives.yaml`` entry as a free function (no Node, no saved
+    variables), for the JIT's ``prim::AutogradFormula`` nodes.
+
+    ``fn(grads, mask, *params)`` returns one gradient per Tensor argument (schema order;
+    None where ``mask`` is false or the argument is ``non_differentiable``; a list for a
+    ``Tensor[]``). ``grads``: the outputs' gradients (None where undefined; for an op
+    returning one ``Tensor[]``, that list's gradients); ``mask``: one bool per Tensor
+    argument. Gradients are not yet summed to the inputs' shapes or cast to their dtypes
+    (the engine's rule, which the caller applies).
+
+    Attributes: ``name`` (``max.dim``), ``fn``, ``tensor_args`` (names), ``params`` (the
+    parameters after ``(grads, mask)``, each defaulting to None), ``sources`` (per param,
+    ``(owner, attr)``: an argument or output name and None for the value itself, or
+    ``shape``/``dtype``/``device``/``ndim`` read from it), ``needs`` (per Tensor argument,
+    the params its formula reads).
+    """
+
+    name: str
+    fn: Callable
+    tensor_args: tuple
+    params: tuple
+    sources: tuple
+    needs: tuple
+
+    def __call__(self, grads, mask, *params):
+        return self.fn(grads, mask, *params)
+
+
+_FREE: dict[str, BackwardFunction] = {}
+_FREE_NS: dict = {}
+
+
+def backward_function(name: str) -> BackwardFunction:
+    """The free backward function of op ``name`` (``"mul"``, ``"max.dim"``), generated
+    on first use (see :class:`BackwardFunction`; ``source`` of it:
+    ``free_source_of(name)``). Raises KeyError when the op has no derivative, ValueError
+    when it is marked ``not_differentiable``."""
+    hit = _FREE.get(name)
+    if hit is not None:
+        return hit
+    from ..ops import DERIVATIVES
+    d = DERIVATIVES.get(name)
+    if d is None:
+        raise KeyError(f"no derivatives.yaml entry for op {name!r}: add one, or keep the op "
+                       f"out of symbolically differentiated graphs")
+    if d.not_differentiable:
+        raise ValueError(f"op {name!r} is marked not_differentiable in derivatives.yaml; "
+                         f"it has no backward function")
+    if not _FREE_NS:
+        _FREE_NS.update(namespace())
+    src, bf = generate_free(d, "_jit_" + name.replace(".", "__") + "_backward", _FREE_NS)
+    _SOURCES["jit:" + name] = src
+    _FREE[name] = bf
+    return bf
+
+
+def free_source_of(name: str) -> str:
+    """The generated source of op ``name``'s free backward function."""
+    backward_function(name)
+    return _SOURCES["jit:" + name]
+
+
+def generate_free(d: Derivative, fn_name: str, namespace: dict) -> tuple:
+    """Source and :class:`BackwardFunction` of ``d``'s free function, compiled in
+    ``namespace``; ``free_source_of("mul")`` shows one."""
+    schema = d.schema
+    tensors = [a.name for a in schema.arguments if a.type.base == "Tensor"]
+    list_input = next((a.name for a in schema.arguments
+                       if a.type.base == "Tensor" and a.type.is_list), None)
+    blocks, uses = _formula_blocks(d, namespace)
+    sources = {}
+    for saved, attrs in uses.values():
+        for s in saved:
+            sources[s] = (s, None)
+        for owner, attr, name in attrs:
+            sources[name] = (owner, attr)
+    params = tuple(sorted(sources))
+    pos = {n: i for i, n in enumerate(tensors)}
+    needs = [()] * len(tensors)
+    lines = [f"def {fn_name}(_grads, _mask{''.join(f', {p}=None' for p in params)}):",
+             f"    # {schema}  ({d.location})",
+             "    grad = _grads[0] if _grads else None; grads = _grads",
+             f"    _r = [None] * {len(tensors)}"]
+    for k, f, expr, saved, masked in blocks:
+        idx = [pos[n] for n in f.inputs]
+        for i in idx:
+            needs[i] = tuple(saved)
+        lines.append(f"    if {' or '.join(f'_mask[{i}]' for i in idx)}:")
+        if masked:
+            lines.append(f"        grad_input_mask = ({''.join(f'_mask[{i}], ' for i in idx)})")
+        if list_input is not None or len(idx) == 1:
+            lines.append(f"        _r[{idx[0]}] = {expr}")
+        else:
+            lines.append(f"        _g = {expr}")
+            lines += [f"        if _mask[{i}]: _r[{i}] = _g[{j}]" for j, i in enumerate(idx)]
+    lines.append("    return _r")
+    src = "\n".join(lines) + "\n"
+    exec(compile(src, f"<ember.autograd generated: {fn_name} from {d.location}>",  # noqa: S102
+                 "exec"), namespace)
+    fn = namespace[fn_name]
+    fn.__module__ = "ember.autograd.generated"
+    bf = BackwardFunction(d.name, fn, tuple(tensors), params,
+                          tuple(sources[p] for p in params), tuple(needs))
+    return src, bf
 
 _Tensor = None

@@ -27,10 +27,11 @@ from ..autograd import grad_mode as _grad_mode
 from ..tensor import Tensor
 from . import pipeline as _pipeline
 from .argument_spec import ArgumentSpec
-from .ir_types import NoneType, TensorType
+from .ir_types import ListType, NoneType, TensorType
 from .kinds import prim
 from .plan import ExecutionPlan
 from . import autograd_prims as _autograd_prims  # noqa: F401 - registers how they run
+from . import differentiable_graph as _differentiable_graph  # noqa: F401 - its runtime
 from . import fuser as _fuser
 
 __all__ = ["GraphExecutor", "counters", "reset_counters", "last_executed_optimized_graph",
@@ -90,6 +91,8 @@ def _key_of(inputs) -> tuple:
         if x.__class__ is Tensor:
             key.append((x._type, x._data.ndim,
                         x._requires_grad or (x._base is not None and x._base._requires_grad)))
+        elif x.__class__ is list or x.__class__ is tuple:  # a Tensor[] input
+            key.append(_key_of(x))
         else:
             key.append(type(x))
     return tuple(key)
@@ -114,6 +117,7 @@ class GraphExecutor:
         self._specs: dict = {}
         self._failures: dict = {}
         self._fallback: Optional[ExecutionPlan] = None
+        self._fallback_generation = -1
         self._lock = threading.Lock()
         self._generation = _pipeline.generation()
         _count("executors_constructed")
@@ -159,11 +163,20 @@ class GraphExecutor:
 
     def _fallback_plan(self) -> ExecutionPlan:
         with self._lock:
-            if self._fallback is None:
+            gen = _pipeline.generation()
+            if self._fallback is None or self._fallback_generation != gen:
                 g = self.graph.copy()
-                for p in _pipeline.stage_passes("required"):
-                    g = _pipeline.run_pass(p, g)
+                try:
+                    for p in _pipeline.stage_passes("required"):
+                        g = self._run(p, g)
+                except _PassFailed as e:
+                    _count("pass_failures")
+                    self._failures["fallback"] = str(e)
+                    warnings.warn(f"ember.jit: {e}; running the graph as traced",
+                                  _pipeline.JitPassWarning, stacklevel=4)
+                    g = self.graph.copy()
                 self._fallback = _finish(ExecutionPlan(g, array_mode=False))
+                self._fallback_generation = gen
             return self._fallback
 
     def _run_traced(self, inputs) -> tuple:
@@ -235,6 +248,11 @@ class GraphExecutor:
             raise _PassFailed(f"symbolic autodiff is unavailable: {e}") from e
         threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if inlining else 1
         try:
+            # NOTE: a departure from the seeds, where DecomposeOps runs only in the nondiff
+            # stage: ember's composites (linear, layer_norm) have no formula of their own, so
+            # they are decomposed first, making them symbolically differentiable.
+            from .passes.decompose_ops import decompose_ops
+            decompose_ops(g)
             nodes = create_autodiff_subgraphs(g, threshold)
         except Exception as e:  # noqa: BLE001
             raise _PassFailed(f"pass 'create_autodiff_subgraphs' raised "
@@ -309,6 +327,14 @@ def _specialize_types(g, spec: ArgumentSpec) -> None:
     for v, e in zip(g.inputs, spec.inputs):
         if e[0] == "t":
             v.type = TensorType(dtype=e[1], device=e[2], rank=e[3], requires_grad=e[4])
+        elif e[0] == "l":
+            types = {(i[1], i[2], i[3], i[4]) for i in e[1] if i[0] == "t"}
+            if len(types) == 1:
+                dt, dev, rank, rg = types.pop()
+                elem = TensorType(dtype=dt, device=dev, rank=rank, requires_grad=rg)
+            else:
+                elem = TensorType()
+            v.type = ListType(elem)
         elif e[1] == "NoneType":
             v.type = NoneType()
     # the trace's sizes (and dtypes) held for its example inputs only: keep what a plan for

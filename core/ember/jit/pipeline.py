@@ -112,6 +112,8 @@ _BUILTINS = [
     ("optimization", "eliminate_common_subexpression", "common_subexpression_elimination",
      "eliminate_common_subexpression", ""),
     ("optimization", "check_inplace", "check_inplace", "check_inplace", ""),
+    ("autodiff", "decompose_ops", "decompose_ops", "decompose_ops",
+     "when a gradient is needed: composites without a formula become differentiable ops"),
     ("autodiff", "create_autodiff_subgraphs", "create_autodiff_subgraphs",
      "create_autodiff_subgraphs", "when a gradient is needed; threshold 2"),
     ("autodiff", "differentiate", "", "", "each DifferentiableGraph -> Gradient; its f then "

@@ -292,7 +292,9 @@ class _Emitter:
                 consts[a.name] = _convert_arg(a, c, op, pos)
         if not tensors:
             raise _Unsupported("no tensor operand")
-        first = next(v for a, v in tensors if _is_tensor(v))
+        first = next((v for a, v in tensors if _is_tensor(v)), None)
+        if first is None:  # only a Tensor[] (cat, stack): its element types are not known
+            raise _Unsupported("tensor list only")
         dev = first.type.device
         dtypes = {v.type.dtype for a, v in tensors if _is_tensor(v)}
         if len(dtypes) != 1 or any(v.type.device != dev for a, v in tensors if _is_tensor(v)):

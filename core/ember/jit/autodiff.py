@@ -1,0 +1,434 @@
+"""Symbolic autodiff: ``differentiate(graph) -> Gradient``, a forward graph ``f`` and a
+backward graph ``df`` built from the formulas of ``derivatives.yaml``.
+
+For ``graph(%x, %y): %z = ember::add(%x, %y, %one); %w = ember::exp(%z); return (%w)``,
+``differentiate`` gives ``f_real_outputs=1``, ``df_input_vjps=[0]``,
+``df_input_captured_inputs=[]``, ``df_input_captured_outputs=[1, 2, 0]``,
+``df_output_vjps=[0, 1]`` and::
+
+    f = graph(%x : Tensor, %y : Tensor):
+      %x_meta : Any = prim::TensorMeta(%x)
+      %y_meta : Any = prim::TensorMeta(%y)
+      %one : int = prim::Constant[value=1]()
+      %z : Tensor = ember::add(%x, %y, %one)
+      %w : Tensor = ember::exp(%z)
+      return (%w, %x_meta, %y_meta)          # the real output, then temporaries
+    df = graph(%grad_w : Tensor, %x_meta : Any, %y_meta : Any, %w : Tensor):
+      %one : int = prim::Constant[value=1]()
+      %7 : Tensor = prim::GradOf[name="ember::exp"](%grad_w)
+        block0():
+          %6 : Tensor = prim::AutogradFormula[mask=[True], num_grads=1, op="ember::exp",
+              param_inputs=[1], params=["result"], reduce=[-1]](%grad_w, %w)
+          -> (%6)
+      %12 : Tensor, %13 : Tensor = prim::GradOf[name="ember::add"](%7)
+        block0():
+          %10 : Tensor, %11 : Tensor = prim::AutogradFormula[mask=[True, True],
+              num_grads=1, op="ember::add", param_inputs=[1], params=["alpha"],
+              reduce=[2, 3]](%7, %one, %x_meta, %y_meta)
+          -> (%10, %11)
+      return (%12, %13)
+
+Conventions (shared with ``autograd_prims``, ``specialize_autograd_zero`` and
+``lower_grad_of``): an undefined gradient is None at run time (``prim::AutogradZero``);
+the gradients of a value used several times are summed with ``prim::AutogradAdd``; one
+``prim::GradOf`` per forward node, in reverse order, whose block runs only when some
+incoming gradient is defined.
+
+The kinds this module adds (and registers with the interpreter):
+
+- ``prim::AutogradFormula[op, mask, num_grads, params, param_inputs, reduce](%grads...,
+  %values...)``: the backward of one forward op, calling its generated free function
+  (:func:`ember.autograd.codegen.backward_function`). ``mask`` has one bool per Tensor
+  argument of the op (whether it needs a gradient); the node has one output per true
+  entry. Input ``param_inputs[k]`` feeds the formula parameter ``params[k]``; a parameter
+  such as ``self_shape`` reads the attribute from its input (a Tensor or a TensorMeta).
+  ``reduce[k]`` is the input holding output ``k``'s forward input (or its TensorMeta):
+  the gradient is summed down to that shape and cast to that dtype, the engine's rule
+  (-1: none, for ops with one Tensor argument and no dtype argument, whose formulas give
+  the input's shape and dtype already). A gradient for an input of non-floating dtype
+  becomes None, as in eager mode.
+- ``prim::TensorMeta(%x) -> Any``: shape, dtype, device and ndim of a tensor (or of each
+  tensor of a list), computed in ``f``.
+
+Why TensorMeta: a formula that reads only ``x.shape`` (``sum``) and the shape reduction
+of broadcasting ops need the shape of a forward value, not the value. Capturing the
+tensor would keep its memory alive (and trip version checks when it is later changed in
+place), so ``f`` computes a TensorMeta, which ``df`` captures as a temporary output.
+When the formula captures the tensor anyway (``mul`` saves ``self`` and ``other``), the
+tensor itself serves, at no extra cost.
+
+What is differentiable (:func:`is_differentiable`): ``prim::Constant``, list and tuple
+construct/unpack, and out-of-place ``ember::`` ops whose ``derivatives.yaml`` entry is
+differentiable. Composite ops have no entry: they stay outside autodiff subgraphs and
+run through eager autograd.
+
+Reference: PyTorch's ``torch/csrc/jit/runtime/autodiff.cpp`` (``differentiate``,
+``addReverseInline``, ``lambdaLiftReverse``) and ``autodiff.h`` (``Gradient``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from ember.jit.ir import Graph, Node, Value
+from ember.jit.ir_types import (AnyType, JitType, ListType, OptionalType, TensorType,
+                                TupleType)
+from ember.jit.kinds import prim
+
+__all__ = ["Gradient", "differentiate", "is_differentiable", "AUTOGRAD_FORMULA",
+           "TENSOR_META", "AUTOGRAD_ADD_LIST"]
+
+AUTOGRAD_FORMULA = "prim::AutogradFormula"
+TENSOR_META = "prim::TensorMeta"
+AUTOGRAD_ADD_LIST = "prim::AutogradAddList"
+_SEQ_KINDS = {prim.ListConstruct: prim.ListUnpack, prim.TupleConstruct: prim.TupleUnpack,
+              prim.ListUnpack: prim.ListConstruct, prim.TupleUnpack: prim.TupleConstruct}
+
+
+@dataclass
+class Gradient:
+    """A graph split into a forward ``f`` and a backward ``df`` (PyTorch's ``Gradient``).
+
+    Run it as ``outs = f(*inputs)``, then ``df(*[vjp for each df_input_vjps],
+    *[inputs[i] for i in df_input_captured_inputs], *[outs[i] for i in
+    df_input_captured_outputs])`` gives the gradients of ``inputs[i]`` for each ``i`` of
+    ``df_output_vjps``, in that order.
+
+    Attributes:
+        f: the forward graph: the original inputs; outputs the original ones followed by
+            temporaries that ``df`` needs.
+        df: the backward graph; inputs: the vjps (gradients of ``f``'s outputs, None where
+            undefined), then the captured inputs, then the captured outputs.
+        f_real_outputs: how many of ``f``'s outputs are the original outputs; the rest are
+            temporaries, dropped after the forward.
+        df_input_vjps: offsets into ``f``'s outputs (temporaries included) whose gradients
+            are ``df``'s first inputs, one each.
+        df_input_captured_inputs: offsets into ``f``'s inputs saved for ``df``.
+        df_input_captured_outputs: offsets into ``f``'s outputs saved for ``df``.
+        df_output_vjps: offsets into ``f``'s inputs: ``df``'s output ``k`` is the gradient
+            of input ``df_output_vjps[k]``.
+    """
+
+    f: Graph
+    df: Graph
+    f_real_outputs: int = 0
+    df_input_vjps: list = field(default_factory=list)
+    df_input_captured_inputs: list = field(default_factory=list)
+    df_input_captured_outputs: list = field(default_factory=list)
+    df_output_vjps: list = field(default_factory=list)
+
+
+# ---- what can be differentiated -----------------------------------------------------------
+def _derivative(kind: str):
+    """The Derivative entry of an out-of-place ``ember::`` op kind, or None."""
+    if not kind.startswith("ember::"):
+        return None
+    from ember.jit.op_registry import is_op_kind, op_info
+    from ember.ops import DERIVATIVES
+    d = DERIVATIVES.get(kind[len("ember::"):])
+    if d is None or not is_op_kind(kind) or op_info(kind).inplace:
+        return None
+    return d
+
+
+def is_differentiable(node: Node) -> bool:
+    """Whether ``node`` may go into an autodiff subgraph: ``prim::Constant``, list/tuple
+    construct and unpack, and out-of-place ``ember::`` ops with a differentiable
+    ``derivatives.yaml`` entry (nodes with blocks never)."""
+    if node.blocks:
+        return False
+    if node.kind == prim.Constant or node.kind in _SEQ_KINDS:
+        return True
+    d = _derivative(node.kind)
+    return d is not None and not d.not_differentiable
+
+
+def _may_need_grad(t: JitType) -> bool:
+    """Whether a value of type ``t`` may carry a gradient (unknown counts as yes)."""
+    if isinstance(t, TensorType):
+        return t.requires_grad is not False and (t.dtype is None or
+                                                 t.dtype.is_floating_point)
+    if isinstance(t, (ListType, OptionalType)):
+        return _may_need_grad(t.elem)
+    if isinstance(t, TupleType):
+        return any(_may_need_grad(e) for e in t.elems)
+    return False
+
+
+def _requires_grad(graph: Graph) -> set:
+    """The values of ``graph`` that need a gradient, propagated forward from its inputs.
+    Raises ValueError for a node that is not differentiable but would need one."""
+    rg = {v for v in graph.inputs if _may_need_grad(v.type)}
+    for n in graph.nodes():
+        if n.kind in _SEQ_KINDS:
+            if any(v in rg for v in n.inputs):
+                rg.update(o for o in n.outputs if _may_need_grad(o.type))
+            continue
+        d = _derivative(n.kind)
+        if d is None:
+            if n.kind != prim.Constant and any(v in rg for v in n.inputs):
+                raise ValueError(f"differentiate: {n.kind} is not differentiable "
+                                 f"(is_differentiable is false) but reads a value that needs "
+                                 f"a gradient; keep it out of the autodiff subgraph")
+            continue
+        args = [a.name for a in d.schema.arguments]
+        if len(args) != len(n.inputs):
+            raise ValueError(f"differentiate: {n.kind} has {len(n.inputs)} inputs but its "
+                             f"schema {d.schema} takes {len(args)}")
+        diff = set(d.differentiable_inputs)
+        if any(v in rg for v, a in zip(n.inputs, args) if a in diff):
+            od = d.output_differentiability or (True,) * len(n.outputs)
+            rg.update(o for o, ok in zip(n.outputs, od) if ok and _may_need_grad(o.type))
+    return rg
+
+
+# ---- differentiate ------------------------------------------------------------------------
+def differentiate(graph: Graph) -> Gradient:
+    """Split ``graph`` into a forward ``f`` and a backward ``df`` (see the module doc).
+
+    ``graph`` is not changed (``f`` starts as a copy). Which values need a gradient comes
+    from the input types (``requires_grad=False`` or a non-floating dtype: no; unknown:
+    yes), propagated through the differentiable nodes. Raises ValueError for a graph with
+    a node that is not differentiable (:func:`is_differentiable`) on a gradient path.
+    """
+    import ember.jit.differentiable_graph  # noqa: F401 - registers how f's and df's prims run
+    f = graph.copy()
+    return _Builder(f).run()
+
+
+class _Builder:
+    def __init__(self, f: Graph):
+        self.f = f
+        self.rg = _requires_grad(f)
+        self.grad_map: dict = {}   # f value -> gradient value in the reverse block
+        self.metas: dict = {}      # f value -> its prim::TensorMeta value in f
+        self.rev_node = f.create("prim::Reverse", num_outputs=0)
+        f.block.append_node(self.rev_node)
+        self.rev = self.rev_node.add_block()
+
+    def run(self) -> Gradient:
+        f, rev, grad = self.f, self.rev, Gradient(self.f, Graph())
+        for i, out in enumerate(f.outputs):  # 1. a vjp input per output needing a gradient
+            if out in self.rg:
+                self.set_grad(out, rev.add_input(type=_grad_type(out.type)))
+                grad.df_input_vjps.append(i)
+        for n in list(f.nodes(reverse=True)):  # 2. each node's backward, last node first
+            if n is not self.rev_node and any(o in self.grad_map for o in n.outputs):
+                self.backward_of(n)
+        for i, inp in enumerate(f.inputs):  # 3. df's outputs: the inputs' gradients
+            if inp in self.rg and inp in self.grad_map:
+                rev.register_output(self.grad_map[inp])
+                grad.df_output_vjps.append(i)
+        self.lambda_lift(grad)
+        return grad
+
+    # -- gradients -------------------------------------------------------------------------
+    def get_grad(self, v: Value) -> Value:
+        g = self.grad_map.get(v)
+        if g is None:
+            g = self.emit("prim::AutogradZero", [], _grad_type(v.type)).output()
+        return g
+
+    def set_grad(self, v: Value, g: Value) -> None:
+        prev = self.grad_map.get(v)
+        if prev is None:
+            self.grad_map[v] = g
+            return
+        kind = AUTOGRAD_ADD_LIST if isinstance(v.type, (ListType, TupleType)) else \
+            "prim::AutogradAdd"
+        self.grad_map[v] = self.emit(kind, [prev, g], _grad_type(v.type)).output()
+
+    def emit(self, kind: str, inputs, *out_types, block=None) -> Node:
+        n = self.f.create(kind, inputs, num_outputs=0)
+        for t in out_types:
+            n.add_output(t)
+        return (block or self.rev).append_node(n)
+
+    def grad_of(self, n: Node, grads) -> tuple:
+        """A ``prim::GradOf`` for forward node ``n`` reading ``grads``; returns it and its
+        block (whose outputs the caller registers as the node's outputs)."""
+        node = self.emit("prim::GradOf", grads)
+        node.set_attr("name", n.kind)
+        return node, node.add_block()
+
+    def backward_of(self, n: Node) -> None:
+        if n.kind in _SEQ_KINDS:
+            return self.backward_of_sequence(n)
+        d = _derivative(n.kind)
+        if d is None or d.not_differentiable:
+            return  # constants and non-differentiable ops: no gradient flows through
+        from ember.autograd.codegen import backward_function
+        bf = backward_function(d.name)
+        args = [a.name for a in d.schema.arguments]
+        pos = {a: i for i, a in enumerate(args)}
+        diff = set(d.differentiable_inputs)
+        mask = [a in diff and n.inputs[pos[a]] in self.rg for a in bf.tensor_args]
+        if not any(mask):
+            return
+        outs = _output_names(d)
+        ins, where = [self.get_grad(o) for o in n.outputs], {}
+
+        def feed(v: Value) -> int:
+            if v not in where:
+                where[v] = len(ins)
+                ins.append(v)
+            return where[v]
+
+        def owner(name: str) -> Value:
+            return n.inputs[pos[name]] if name in pos else n.outputs[outs.index(name)]
+        needed = sorted({p for j, m in enumerate(mask) if m for p in bf.needs[j]})
+        plain = {bf.sources[bf.params.index(p)][0] for p in needed
+                 if bf.sources[bf.params.index(p)][1] is None}
+
+        for o in sorted(plain):  # values the formula reads whole come first
+            feed(owner(o))
+
+        def meta(v: Value) -> int:  # the tensor itself when the formula reads it anyway
+            return feed(v if v in where else self.meta_of(v))
+        params, param_inputs = [], []
+        for p in needed:
+            o, attr = bf.sources[bf.params.index(p)]
+            params.append(p)
+            param_inputs.append(feed(owner(o)) if attr is None else meta(owner(o)))
+        exact = _keeps_shape_and_dtype(d)
+        reduce = [-1 if exact else meta(n.inputs[pos[a]])
+                  for a, m in zip(bf.tensor_args, mask) if m]
+        node, block = self.grad_of(n, ins[:len(n.outputs)])
+        targets = [n.inputs[pos[a]] for a, m in zip(bf.tensor_args, mask) if m]
+        formula = self.emit(AUTOGRAD_FORMULA, ins, *[_grad_type(t.type) for t in targets],
+                            block=block)
+        formula.set_attr("op", n.kind).set_attr("mask", mask)
+        formula.set_attr("num_grads", len(n.outputs)).set_attr("params", params)
+        formula.set_attr("param_inputs", param_inputs).set_attr("reduce", reduce)
+        for t, g in zip(targets, formula.outputs):
+            block.register_output(g)
+            self.set_grad(t, node.add_output(g.type))
+
+    def backward_of_sequence(self, n: Node) -> None:
+        """ListConstruct <-> ListUnpack (and tuples): the gradient of a list is the list of
+        its items' gradients (None items undefined)."""
+        grads = [self.get_grad(o) for o in n.outputs]
+        node, block = self.grad_of(n, grads)
+        inverse = _SEQ_KINDS[n.kind]
+        types = [_grad_type(v.type) for v in n.inputs]
+        if inverse in (prim.ListConstruct, prim.TupleConstruct):
+            types = [_grad_type(n.input().type)]
+        back = self.emit(inverse, grads, *types, block=block)
+        for v, g in zip(n.inputs, back.outputs):
+            block.register_output(g)
+            out = node.add_output(g.type)
+            if v in self.rg:
+                self.set_grad(v, out)
+
+    def meta_of(self, v: Value) -> Value:
+        """``prim::TensorMeta(v)`` in ``f``, right after ``v`` is defined (made once)."""
+        m = self.metas.get(v)
+        if m is None:
+            n = self.f.create(TENSOR_META, [v])
+            n.output().type = AnyType()
+            if not v.debug_name.isdigit():
+                n.output().debug_name = v.debug_name + "_meta"
+            if v.node().kind == prim.Param:  # inputs' metas first, in the order asked
+                anchor = self.metas.get("anchor")
+                n.insert_after(anchor) if anchor else self.f.block.prepend_node(n)
+                self.metas["anchor"] = n
+            else:
+                n.insert_after(v.node())
+            m = self.metas[v] = n.output()
+        return m
+
+    # -- lambda lifting: captures become df inputs, temporaries become f outputs ---------
+    def lambda_lift(self, grad: Gradient) -> None:
+        f, rev = self.f, self.rev
+        self.metas.pop("anchor", None)
+        for v, m in self.metas.items():  # a tensor captured anyway serves as its own meta
+            if v.node().kind != prim.Constant and any(_inside(u.user, rev) for u in v.uses):
+                m.replace_all_uses_with(v)
+                m.node().destroy()
+        captures = []
+        for v in list(f.inputs) + [o for n in f.nodes() if n is not self.rev_node
+                                   for o in n.outputs]:
+            if v.node().kind != prim.Constant and any(_inside(u.user, rev) for u in v.uses):
+                captures.append(v)
+        grad.f_real_outputs = len(f.outputs)
+        out_index, in_index = {}, {v: i for i, v in enumerate(f.inputs)}
+        for i, v in enumerate(f.outputs):
+            out_index.setdefault(v, i)
+        for v in captures:
+            if v in out_index:
+                grad.df_input_captured_outputs.append(out_index[v])
+            elif v in in_index:
+                grad.df_input_captured_inputs.append(in_index[v])
+            else:
+                grad.df_input_captured_outputs.append(f.register_output(v))
+        for i in range(grad.f_real_outputs, len(f.outputs)):  # vjps of temporaries
+            tmp = f.outputs[i]
+            prev = self.grad_map.get(tmp)
+            if prev is None or tmp not in self.rg:
+                continue
+            vjp = rev.add_input(type=_grad_type(tmp.type))
+            kind = AUTOGRAD_ADD_LIST if isinstance(tmp.type, (ListType, TupleType)) else \
+                "prim::AutogradAdd"
+            add = f.create(kind, [vjp, vjp]).insert_after(prev.node())
+            add.output().type = prev.type
+            prev.replace_all_uses_with(add.output())
+            add.replace_input(1, prev)
+            grad.df_input_vjps.append(i)
+        formal = {}
+        for v in [f.inputs[i] for i in grad.df_input_captured_inputs] + \
+                 [f.outputs[i] for i in grad.df_input_captured_outputs]:
+            formal.setdefault(v, len(rev.inputs))
+            rev.add_input(type=v.type)
+        df = grad.df
+        consts: dict = {}
+
+        def lookup(v: Value) -> Value:
+            if v in formal:
+                return df.inputs[formal[v]]
+            if v.node().kind == prim.Constant:
+                if v not in consts:
+                    consts[v] = df.block.prepend_node(df.create_clone(v.node(), {})).output()
+                return consts[v]
+            raise ValueError(f"differentiate: %{v.debug_name} is read by the backward but "
+                             f"was not captured")
+        df.block.clone_from(rev, lookup)
+        self.rev_node.destroy()
+        for v, i in formal.items():  # name the captures after what they hold
+            if not v.debug_name.isdigit():
+                df.inputs[i].debug_name = v.debug_name
+        for k, i in enumerate(grad.df_input_vjps):
+            name = f.outputs[i].debug_name
+            if not name.isdigit():
+                df.inputs[k].debug_name = "grad_" + name
+
+
+def _keeps_shape_and_dtype(d) -> bool:
+    """Whether the formula's gradient already has its input's shape and dtype: an op with
+    one Tensor argument (nothing to broadcast against) and no dtype argument (nothing to
+    cast), whose formulas restore the input's shape themselves (``sum_backward``,
+    ``expand_backward``, ...); ``_to_copy`` changes dtype and device."""
+    args = d.schema.arguments
+    tensors = [a for a in args if a.type.base == "Tensor"]
+    return len(tensors) == 1 and not tensors[0].type.is_list and \
+        not any(a.type.base == "ScalarType" for a in args) and d.name != "_to_copy"
+
+
+def _inside(node: Node, block) -> bool:
+    b = node.owning_block
+    while b is not None:
+        if b is block:
+            return True
+        b = b.owning_node.owning_block if b.owning_node is not None else None
+    return False
+
+
+def _grad_type(t: JitType) -> JitType:
+    if isinstance(t, ListType) and isinstance(t.elem, TensorType):
+        return ListType(TensorType())
+    if isinstance(t, TupleType):
+        return TupleType(tuple(_grad_type(e) for e in t.elems))
+    return TensorType()
+
+
+def _output_names(d) -> list:
+    from ember.autograd.codegen import output_names
+    return output_names(d)
+
