@@ -229,7 +229,10 @@ def _backend_of(op: str, operands: Sequence, names: Sequence[str]):
             b = v._type.backend
             if backend is None:
                 backend, first = b, (n, v)
-            elif b is not backend or v.device != first[1].device:
+            # NOTE: names, not only identity: a tensor made before plugins reloaded keeps
+            # the old Backend object of its (still the same) device type
+            elif (b is not backend and b.name != backend.name) or \
+                    v.device != first[1].device:
                 raise DeviceMismatchError(
                     f"{op}(): expected all tensors on one device, but '{first[0]}' is on "
                     f"{first[1].device} and '{n}' is on {v.device}; move one with "

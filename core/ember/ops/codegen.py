@@ -98,7 +98,7 @@ def _record_traced(kind, fn, args, kwargs):
 
 def same_device(op: str, typ, t, name: str) -> None:
     """Raise DeviceMismatchError unless tensor ``t`` lives on ``typ``'s backend."""
-    if t._type.backend is not typ.backend:
+    if t._type.backend is not typ.backend and t._type.backend.name != typ.backend.name:
         raise _d.DeviceMismatchError(
             f"{op}(): expected '{name}' on '{typ.backend.name}' like the other tensors, but it "
             f"is on {t.device}; move it with .to('{typ.backend.name}')")
