@@ -5,7 +5,7 @@ import pytest
 
 import ember as E
 from ember.jit import autograd_prims as ap
-from ember.jit.interpreter import JitRuntimeError, run_graph
+from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 
 
@@ -93,9 +93,6 @@ def test_grad_of_reads_outer_values_from_the_environment():
         ap.run_grad_of(node, [g])
 
 
-@pytest.mark.xfail(reason="the interpreter does not pass its environment to registered "
-                          "prims with blocks yet (run_block calls fn(node, args))",
-                   raises=JitRuntimeError, strict=False)
 def test_grad_of_in_run_graph_reads_outer_values():
     (gx,) = run_graph(GRAD_OF_OUTER, [t(2.0), t(5.0)])
     np.testing.assert_array_equal(gx.numpy(), [10.0])
