@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import textwrap
 import warnings
 
 import numpy as np
@@ -66,3 +67,17 @@ def no_warnings():
     with warnings.catch_warnings(record=True) as caught:
         yield
     assert not caught, [str(w.message) for w in caught]
+
+
+def literal_blocks(doc):
+    """The ``::`` literal blocks of a docstring, dedented."""
+    blocks, lines = [], doc.splitlines()
+    for i, line in enumerate(lines):
+        if line.rstrip().endswith("::"):
+            body = []
+            for nxt in lines[i + 2:]:
+                if nxt and not nxt.startswith("    "):
+                    break
+                body.append(nxt)
+            blocks.append(textwrap.dedent("\n".join(body)).strip() + "\n")
+    return blocks

@@ -9,7 +9,7 @@ Reference: PyTorch's interned symbols (``aten/src/ATen/core/interned_strings.h``
 """
 from __future__ import annotations
 
-__all__ = ["prim", "SIDE_EFFECT_KINDS", "has_side_effects"]
+__all__ = ["prim", "SIDE_EFFECT_KINDS", "has_side_effects", "is_inplace_kind"]
 
 
 class prim:  # noqa: N801 - reads like PyTorch's ``prim::`` symbols: ``prim.Constant``
@@ -53,3 +53,9 @@ def has_side_effects(node) -> bool:
     if ns != "prim" and name.endswith("_") and not name.endswith("__"):
         return True
     return any(has_side_effects(n) for b in node._blocks for n in b.nodes())
+
+
+def is_inplace_kind(kind: str) -> bool:
+    """Whether ``kind`` names an in-place op: ``ember::add_`` (one trailing ``_``)."""
+    ns, _, name = kind.partition("::")
+    return ns != "prim" and name.endswith("_") and not name.endswith("__")

@@ -1,25 +1,11 @@
 """The IR examples in the module docstrings are real: they parse, print back and run."""
 import importlib
-import textwrap
 
 import ember.jit.ir as ir
 import ember.jit.printer as printer
 from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
-
-
-def literal_blocks(doc):
-    """The ``::`` literal blocks of a docstring, dedented."""
-    blocks, lines = [], doc.splitlines()
-    for i, line in enumerate(lines):
-        if line.rstrip().endswith("::"):
-            body = []
-            for nxt in lines[i + 2:]:
-                if nxt and not nxt.startswith("    "):
-                    break
-                body.append(nxt)
-            blocks.append(textwrap.dedent("\n".join(body)).strip() + "\n")
-    return blocks
+from helpers import literal_blocks
 
 
 def test_ir_docstring_text_and_builder_agree():

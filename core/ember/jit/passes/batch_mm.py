@@ -60,6 +60,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ember.jit.ir import Block, Graph, ListType, Node, TensorType, Value, prim
+from ember.jit.kinds import is_inplace_kind
+from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["batch_mm", "MIN_BATCH"]
 
@@ -70,7 +72,7 @@ MIN_BATCH = 2
 def batch_mm(graph: Graph) -> None:
     """Batch, in place, the ``ember::mm`` nodes that share an operand or are summed (see the
     module docstring for the exact conditions); nested blocks included. Returns None."""
-    if any(_is_inplace(n) for n in graph.all_nodes()):
+    if any(is_inplace_kind(n.kind) for n in graph.all_nodes()):
         return
     _run(graph.block)
 
@@ -263,7 +265,7 @@ def _tree_reduce(root: Node) -> None:
     name = root.output().debug_name
     root.output().replace_all_uses_with(out)
     for n in [root] + inner + leaves:  # users first: each dies once its reader is gone
-        _destroy_if_dead(n)
+        destroy_if_dead(n)
     if not name.isdigit():
         out.debug_name = name
 
@@ -310,17 +312,3 @@ def _is_one(v: Value) -> bool:
     return v.is_constant() and type(v.to_ivalue()) in (int, float) and v.to_ivalue() == 1
 
 
-def _is_inplace(n: Node) -> bool:
-    ns, _, name = n.kind.partition("::")
-    return ns != "prim" and name.endswith("_") and not name.endswith("__")
-
-
-def _destroy_if_dead(n: Node) -> None:
-    """Destroy ``n`` if nothing reads it, then the producers of its inputs that die too."""
-    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects()
-            or any(o.has_uses() for o in n.outputs)):
-        return
-    producers = [v.node() for v in n.inputs]
-    n.destroy()
-    for p in producers:
-        _destroy_if_dead(p)

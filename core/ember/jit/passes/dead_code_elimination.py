@@ -129,3 +129,15 @@ def _blocks_within(node: Node):
 def _nodes_within(node: Node):
     for b in _blocks_within(node):
         yield from b.nodes()
+
+
+def destroy_if_dead(n) -> None:
+    """Destroy node ``n`` if nothing reads it and it has no side effects, then the producers
+    of its inputs that die with it (the local form of this pass, for rewriting passes)."""
+    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects()
+            or any(o.has_uses() for o in n.outputs)):
+        return
+    producers = [v.node() for v in n.inputs]
+    n.destroy()
+    for p in producers:
+        destroy_if_dead(p)

@@ -53,6 +53,7 @@ from typing import Optional
 
 from ember.jit.ir import (Block, Graph, IntType, ListType, Node, NoneType, TensorType,
                           Value, prim)
+from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["decompose_ops"]
 
@@ -79,7 +80,7 @@ def _run(block: Block) -> None:
         if new is not None:
             name = n.output().debug_name
             n.output().replace_all_uses_with(new)
-            _destroy_if_dead(n)
+            destroy_if_dead(n)
             if n.destroyed and not name.isdigit():
                 new.debug_name = name  # keep the traced name on the result
 
@@ -243,12 +244,3 @@ def _ok_dtype(dtype) -> bool:
     return dtype is not None and dtype.name not in _LOW_FLOATS and dtype.name != "bool"
 
 
-def _destroy_if_dead(n: Node) -> None:
-    """Destroy ``n`` if nothing reads it, then the producers of its inputs that die too."""
-    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects()
-            or any(o.has_uses() for o in n.outputs)):
-        return
-    producers = [v.node() for v in n.inputs]
-    n.destroy()
-    for p in producers:
-        _destroy_if_dead(p)

@@ -50,6 +50,8 @@ import math
 from typing import Optional
 
 from ember.jit.ir import Block, Graph, IntType, Node, TensorType, Value, prim
+from ember.jit.kinds import is_inplace_kind
+from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["peephole"]
 
@@ -60,7 +62,7 @@ _ARITH = frozenset({"ember::mul", "ember::div", "ember::true_divide", "ember::ad
 def peephole(graph: Graph) -> None:
     """Apply the identities of the module docstring to ``graph`` in place (nested blocks
     included) and destroy the nodes the rewrites leave unused. Returns None."""
-    mutates = any(_is_inplace(n) for n in graph.all_nodes())
+    mutates = any(is_inplace_kind(n.kind) for n in graph.all_nodes())
     _run(graph.block, allow_alias_change=not mutates)
 
 
@@ -79,7 +81,7 @@ def _run(block: Block, allow_alias_change: bool) -> None:
             new = rule(n) if rule is not None else None
         if new is not None:
             n.output().replace_all_uses_with(new)
-            _destroy_if_dead(n)
+            destroy_if_dead(n)
 
 
 # -- the rules: each returns the value that replaces the node's output, or None ---------------
@@ -222,17 +224,3 @@ def _alpha_ok(alpha: Value, x: Value) -> bool:
     return math.isfinite(a) and (type(a) is int or _tensor_dtype(x).is_floating_point)
 
 
-def _is_inplace(n: Node) -> bool:
-    ns, _, name = n.kind.partition("::")
-    return ns != "prim" and name.endswith("_") and not name.endswith("__")
-
-
-def _destroy_if_dead(n: Node) -> None:
-    """Destroy ``n`` if nothing reads it, then the producers of its inputs that die too."""
-    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects()
-            or any(o.has_uses() for o in n.outputs)):
-        return
-    producers = [v.node() for v in n.inputs]
-    n.destroy()
-    for p in producers:
-        _destroy_if_dead(p)

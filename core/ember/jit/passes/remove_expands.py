@@ -42,6 +42,7 @@ from typing import Optional
 
 from ember.jit.ir import (Block, FloatType, Graph, IntType, Node, TensorType, Value,
                           prim)
+from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["remove_expands", "BROADCASTING_OPS"]
 
@@ -68,7 +69,7 @@ def _run(block: Block) -> None:
             _run(b)
         if n.kind == "ember::expand" and _removable(n):
             n.output().replace_all_uses_with(n.input(0))
-            _destroy_if_dead(n)
+            destroy_if_dead(n)
 
 
 def _removable(n: Node) -> bool:
@@ -92,17 +93,6 @@ def _removable(n: Node) -> bool:
         if before is None or _broadcast([x_shape] * count + others) != before:
             return False
     return True
-
-
-def _destroy_if_dead(n: Node) -> None:
-    """Destroy ``n`` if nothing reads it, then the producers of its inputs that die too."""
-    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects()
-            or any(o.has_uses() for o in n.outputs)):
-        return
-    producers = [v.node() for v in n.inputs]
-    n.destroy()
-    for p in producers:
-        _destroy_if_dead(p)
 
 
 def _shape(v: Value) -> Optional[tuple]:

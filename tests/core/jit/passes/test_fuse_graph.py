@@ -4,7 +4,6 @@ A test-only reference fuser ("compiles" a subgraph into an interpreter closure) 
 for the Triton fuser on CPU, so the grouping is checked as IR text and by running it.
 """
 import importlib
-import textwrap
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.fuse_graph import fuse_graph
+from helpers import literal_blocks
 
 
 class ReferenceFuser(Fuser):
@@ -56,19 +56,6 @@ def check(before: str, after: str, run: bool = True) -> None:
         args = tensors(ref)
         for got, want in zip(run_graph(g, args), run_graph(ref, args)):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
-
-
-def literal_blocks(doc):
-    blocks, lines = [], doc.splitlines()
-    for i, line in enumerate(lines):
-        if line.rstrip().endswith("::"):
-            body = []
-            for nxt in lines[i + 2:]:
-                if nxt and not nxt.startswith("    "):
-                    break
-                body.append(nxt)
-            blocks.append(textwrap.dedent("\n".join(body)).strip() + "\n")
-    return blocks
 
 
 def test_docstring_example(fuser):

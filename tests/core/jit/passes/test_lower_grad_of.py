@@ -1,6 +1,5 @@
 """lower_grad_of: prim::GradOf -> prim::AutogradAnyNonZero + prim::If."""
 import importlib
-import textwrap
 
 import numpy as np
 import pytest
@@ -10,19 +9,7 @@ from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.lower_grad_of import lower_grad_of
-
-
-def literal_blocks(doc):
-    blocks, lines = [], doc.splitlines()
-    for i, line in enumerate(lines):
-        if line.rstrip().endswith("::"):
-            body = []
-            for nxt in lines[i + 2:]:
-                if nxt and not nxt.startswith("    "):
-                    break
-                body.append(nxt)
-            blocks.append(textwrap.dedent("\n".join(body)).strip() + "\n")
-    return blocks
+from helpers import literal_blocks
 
 
 def check(before: str, after: str) -> None:

@@ -1,7 +1,6 @@
 """specialize_autograd_zero: undefined gradients (NoneType inputs) simplify the autograd
 prims; before/after IR text, and the same results before and after."""
 import importlib
-import textwrap
 
 import numpy as np
 import pytest
@@ -11,19 +10,7 @@ from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.specialize_autograd_zero import specialize_autograd_zero
-
-
-def literal_blocks(doc):
-    blocks, lines = [], doc.splitlines()
-    for i, line in enumerate(lines):
-        if line.rstrip().endswith("::"):
-            body = []
-            for nxt in lines[i + 2:]:
-                if nxt and not nxt.startswith("    "):
-                    break
-                body.append(nxt)
-            blocks.append(textwrap.dedent("\n".join(body)).strip() + "\n")
-    return blocks
+from helpers import literal_blocks
 
 
 def runtime_inputs(graph, seed=0):
