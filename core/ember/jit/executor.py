@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 import warnings
-import weakref
 from typing import Optional
 
 from ..autograd import grad_mode as _grad_mode
@@ -30,6 +29,7 @@ from .argument_spec import ArgumentSpec
 from .ir_types import ListType, NoneType, TensorType
 from .kinds import prim
 from .plan import ExecutionPlan
+from .tracing_state import STATE as _tracing
 from . import autograd_prims as _autograd_prims  # noqa: F401 - registers how they run
 from . import differentiable_graph as _differentiable_graph  # noqa: F401 - its runtime
 from . import fuser as _fuser
@@ -68,8 +68,7 @@ def _count(name: str) -> None:
 
 def last_executed_optimized_graph():
     """The optimized graph of the plan this thread ran last, or None."""
-    ref = getattr(_local, "last", None)
-    return ref() if ref is not None else None
+    return getattr(_local, "last", None)
 
 
 def debug_set_autodiff_subgraph_inlining(state: bool) -> None:
@@ -124,15 +123,22 @@ class GraphExecutor:
 
     # -- running ---------------------------------------------------------------------------
     def __call__(self, *inputs) -> tuple:
-        with _counter_lock:
-            _COUNTERS["invocations"] += 1
         if len(inputs) != self.num_inputs:
             raise ValueError(f"this graph takes {self.num_inputs} inputs, got {len(inputs)}")
-        from .tracer import STATE as _tracing
         if _tracing.active and _tracing.current() is not None:
+            _count("invocations")
             return self._run_traced(inputs)
+        if self.optimize:  # the hot path: a cached plan, one lock for both counters
+            plan = self._plans.get(_key_of(inputs))
+            if plan is not None and self._generation == _pipeline.generation():
+                with _counter_lock:
+                    _COUNTERS["invocations"] += 1
+                    _COUNTERS["plan_cache_hits"] += 1
+                _local.last = plan.graph
+                return plan.fn(*inputs)
+        _count("invocations")
         plan = self._plan_for(inputs)
-        _local.last = plan.graph_ref
+        _local.last = plan.graph
         return plan.fn(*inputs)
 
     def _plan_for(self, inputs) -> ExecutionPlan:
@@ -141,8 +147,7 @@ class GraphExecutor:
         key = _key_of(inputs)
         plan = self._plans.get(key)
         if plan is not None and self._generation == _pipeline.generation():
-            with _counter_lock:
-                _COUNTERS["plan_cache_hits"] += 1
+            _count("plan_cache_hits")
             return plan
         with self._lock:
             gen = _pipeline.generation()
@@ -175,7 +180,7 @@ class GraphExecutor:
                     warnings.warn(f"ember.jit: {e}; running the graph as traced",
                                   _pipeline.JitPassWarning, stacklevel=4)
                     g = self.graph.copy()
-                self._fallback = _finish(ExecutionPlan(g, array_mode=False))
+                self._fallback = ExecutionPlan(g, array_mode=False)
                 self._fallback_generation = gen
             return self._fallback
 
@@ -201,9 +206,7 @@ class GraphExecutor:
                 g = self._run(p, g)
             required = g.copy()
             for p in _pipeline.stage_passes("specialization"):
-                # sizes are not in the key: types keep ranks only (keep_sizes=False)
-                g = self._run(p, g, inputs, False) if p.name == "propagate_shapes" and \
-                    p.origin == "builtin" else self._run(p, g)
+                g = self._run(p, g, inputs)
             for p in _pipeline.stage_passes("optimization"):
                 g = self._run(p, g)
             needs_grad = spec.requires_grad or (spec.grad_enabled and _may_introduce_grad(g))
@@ -215,18 +218,18 @@ class GraphExecutor:
             for p in _pipeline.stage_passes("final"):
                 g = self._run(p, g)
             g.lint()
-            return _finish(ExecutionPlan(g, array_mode=not needs_grad))
+            return ExecutionPlan(g, array_mode=not needs_grad)
         except _PassFailed as e:
             _count("pass_failures")
             self._failures[str(spec)] = str(e)
             warnings.warn(f"ember.jit: {e}; running the graph unoptimized",
                           _pipeline.JitPassWarning, stacklevel=4)
             g = required if required is not None else self.graph.copy()
-            return _finish(ExecutionPlan(g, array_mode=False))
+            return ExecutionPlan(g, array_mode=False)
 
-    def _run(self, entry, g, *args):
+    def _run(self, entry, g, inputs=None):
         try:
-            return _pipeline.run_pass(entry, g, *args)
+            return _pipeline.run_pass(entry, g, inputs)
         except _pipeline.UserGraphError:
             raise  # the graph itself is wrong (an in-place write autograd forbids)
         except Exception as e:  # noqa: BLE001 - any pass fault falls back, named
@@ -296,21 +299,6 @@ class GraphExecutor:
 
 class _PassFailed(Exception):
     pass
-
-
-def _finish(plan: ExecutionPlan) -> ExecutionPlan:
-    g = plan.graph
-    plan.graph_ref = weakref.ref(g) if _weakrefable(g) else (lambda: g)
-    plan._keep = g
-    return plan
-
-
-def _weakrefable(obj) -> bool:
-    try:
-        weakref.ref(obj)
-        return True
-    except TypeError:
-        return False
 
 
 def _plan_state(plan: ExecutionPlan) -> dict:

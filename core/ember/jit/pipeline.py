@@ -46,6 +46,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..plugins import manager as _manager
+
 __all__ = ["STAGES", "PassEntry", "register_pass", "pipeline", "JitPassWarning",
            "PassHandle", "run_pass"]
 
@@ -66,13 +68,15 @@ class UserGraphError(RuntimeError):
 @dataclass(frozen=True)
 class PassEntry:
     """One step of the pipeline: its stage, its name, the function, where it came from
-    (``builtin``, ``custom`` or ``plugin:<name>``), and a note on when it runs."""
+    (``builtin``, ``custom`` or ``plugin:<name>``), a note on when it runs, and whether it
+    is called ``fn(graph, example_inputs)`` (shape propagation runs the graph)."""
 
     stage: str
     name: str
     fn: Callable
     origin: str = "builtin"
     note: str = ""
+    takes_inputs: bool = False
 
     def __str__(self) -> str:
         extra = f" ({self.note})" if self.note else ""
@@ -126,6 +130,9 @@ _BUILTINS = [
     ("final", "eliminate_dead_code", "dead_code_elimination", "eliminate_dead_code", ""),
 ]
 
+# sizes are not in a plan's key, so shape propagation keeps ranks only (keep_sizes=False)
+_TAKES_INPUTS = {"propagate_shapes": (False,)}
+
 _custom: list[PassEntry] = []
 _lock = threading.Lock()
 
@@ -137,6 +144,7 @@ class PassHandle:
         self.entry = entry
 
     def remove(self) -> None:
+        """Unregister the pass (again is a no-op); executors recompile their plans."""
         with _lock:
             if self.entry in _custom:
                 _custom.remove(self.entry)
@@ -158,8 +166,7 @@ def _bump() -> None:
 
 def generation() -> int:
     """Changes whenever a custom pass is added or removed, or plugins reload."""
-    from ..plugins import manager
-    return _generation[0] * 1000 + manager.generation
+    return _generation[0] * 1000 + _manager.generation
 
 
 def register_pass(fn: Callable, stage: str = "nondiff", name: Optional[str] = None) -> PassHandle:
@@ -184,10 +191,9 @@ def register_pass(fn: Callable, stage: str = "nondiff", name: Optional[str] = No
 
 
 def _plugin_passes() -> list[PassEntry]:
-    from ..plugins import manager
-    manager.ensure_loaded()
+    _manager.ensure_loaded()
     out = []
-    for stage, fn in manager.registered.get("ember_jit_passes", ()):
+    for stage, fn in _manager.registered.get("ember_jit_passes", ()):
         if stage not in STAGES:
             warnings.warn(f"ignoring a plugin JIT pass {fn!r} for unknown stage {stage!r} "
                           f"(stages: {', '.join(STAGES)})", JitPassWarning, stacklevel=2)
@@ -210,7 +216,8 @@ def pipeline() -> list[PassEntry]:
         first = stage in ("nondiff", "autodiff")
         if first:
             out += mine
-        out += [PassEntry(s, n, _builtin(m, f) if m else None, "builtin", note)
+        out += [PassEntry(s, n, _builtin(m, f) if m else None, "builtin", note,
+                          takes_inputs=n in _TAKES_INPUTS)
                 for s, n, m, f, note in _BUILTINS if s == stage]
         if not first:
             out += mine
@@ -227,9 +234,11 @@ def _log_targets() -> set:
     return {s.strip() for s in raw.split(",") if s.strip()}
 
 
-def run_pass(entry: PassEntry, graph, *args):
-    """Run one pass; returns the graph (the same, or the one the pass returned).
-    Exceptions propagate to the caller, which names the pass."""
+def run_pass(entry: PassEntry, graph, inputs=None):
+    """Run one pass (with the call's ``inputs`` if it takes them); returns the graph (the
+    same, or the one the pass returned). Exceptions propagate to the caller, which names
+    the pass."""
+    args = (inputs, *_TAKES_INPUTS[entry.name]) if entry.takes_inputs else ()
     result = entry.fn(graph, *args)
     if result is not None and result is not graph:
         from .ir import Graph

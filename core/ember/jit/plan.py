@@ -39,6 +39,7 @@ from typing import Optional
 
 from .. import dispatch as _d
 from ..backends import registry as _registry
+from ..ops.native import DIM_ARG_NAMES
 from .interpreter import runtime_op
 from .ir_types import ListType, TensorType
 from .kinds import prim
@@ -310,7 +311,7 @@ class _Emitter:
         if nf.wrap_dims:
             rank = first.type.rank + nf.dim_extra
             for a in schema.arguments:
-                if a.name in _d_dim_names() and a.type.base == "int" and a.name in consts:
+                if a.name in DIM_ARG_NAMES and a.type.base == "int" and a.name in consts:
                     fn = _d.wrap_dims if a.type.is_list or a.type.optional else _d.wrap_dim
                     consts[a.name] = fn(consts[a.name], rank, op)
         backend = _registry.get_backend(dev)
@@ -434,11 +435,6 @@ def _constant(v):
     if n.kind == prim.ListConstruct and all(i.node().kind == prim.Constant for i in n.inputs):
         return [i.node().attr("value", None) for i in n.inputs]
     return _NOT_CONST
-
-
-def _d_dim_names():
-    from ..ops.native import DIM_ARG_NAMES
-    return DIM_ARG_NAMES
 
 
 def _is_tensor(v) -> bool:

@@ -25,9 +25,12 @@ from __future__ import annotations
 import warnings
 from typing import Any, Optional
 
+import numpy as np
+
 from ..tensor import Tensor
 from .executor import GraphExecutor
 from .ir import Graph
+from .ir_types import TensorType
 from .passes.dead_code_elimination import eliminate_dead_code
 from .tracer import TracerWarning, TracingState, open_trace
 
@@ -85,13 +88,11 @@ def _run_trace(fn, args: tuple, module=None, state_refs=()) -> tuple:
     g = state.graph
     for i, t in enumerate(flat):
         v = g.add_input(f"x{i}" if len(flat) > 1 else "x")
-        from .ir_types import TensorType
         v.type = TensorType.from_tensor(t)
         state.set_value(t, v)
     for qual, m, name, kind in state_refs:
         t = getattr(m, name)
         v = g.add_input(qual)
-        from .ir_types import TensorType
         v.type = TensorType.from_tensor(t)
         state.set_value(t, v)
     handles = _scope_hooks(module, state) if module is not None else []
@@ -252,7 +253,6 @@ def _check(traced, fn, args, module, refs, tol: float) -> None:
         expected, _ = _flatten(fn(*args), "outputs")
         got, _ = _flatten(traced(*args), "outputs")
     for i, (e, g) in enumerate(zip(expected, got)):
-        import numpy as np
         ea, ga = e.detach().numpy(force=True), g.detach().numpy(force=True)
         if ea.shape != ga.shape or not np.allclose(ga, ea, rtol=tol, atol=tol, equal_nan=True):
             warnings.warn(f"trace check: output {i} of the traced function does not match the "

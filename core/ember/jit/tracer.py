@@ -57,9 +57,11 @@ class TracingState:
         self.scope: list[str] = []
 
     def set_value(self, t, v) -> None:
+        """Record that Tensor ``t`` is held by Value ``v`` from now on."""
         self.env[id(t)] = (t, v)
 
     def has(self, t) -> bool:
+        """Whether this trace has seen Tensor ``t`` (as an input or an op's result)."""
         hit = self.env.get(id(t))
         return hit is not None and hit[0] is t
 

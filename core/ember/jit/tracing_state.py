@@ -26,6 +26,7 @@ class _TracingStates:
         self.lock = threading.Lock()
 
     def stack(self) -> list:
+        """This thread's open traces, innermost last (created on first use)."""
         s = getattr(self.local, "stack", None)
         if s is None:
             s = self.local.stack = []
