@@ -13,6 +13,8 @@ Its kernel, which every backend gets from the core (``install_kernels``), builds
     device_type: str          # the backend it computes on ("cpu", "cuda")
     supports_groups: bool     # False: the dispatcher runs it per group (_convolution_nogroup)
     supports(params) -> bool  # or a falsy ``Decline("why")``, which ``explain`` reports
+    dynamic: bool             # optional: True if supports() reads a switch, so its
+                              # answers (and the choice after it declines) are not cached
     forward(input, weight, bias, params) -> output array
     backward(grad_output, input, weight, params, output_mask) -> (grad_input,
         grad_weight, grad_bias), each an array or None where output_mask says False
@@ -242,7 +244,12 @@ def select(params: ConvParams):
         _cache_generation = manager.generation
     algo = _cache.get(params)
     if algo is None:
+        # NOTE: switches such as ember.backends.nnpack.enabled are read by supports() of
+        # algorithms marked ``dynamic``, so an answer is cached only when no dynamic
+        # algorithm was asked: neither the chosen one nor one that declined before it.
+        dynamic = False
         for candidate in algorithms():
+            dynamic = dynamic or getattr(candidate, "dynamic", False)
             if _verdict(candidate, params):
                 algo = candidate
                 break
@@ -251,9 +258,7 @@ def select(params: ConvParams):
                 f"{params.op_name()}: no convolution algorithm supports this call on "
                 f"'{params.device_type}'.\n{explain_params(params)}\nInstall a backend "
                 f"plugin with a native algorithm (`pip install ember-cpu` for the CPU).")
-        # NOTE: switches such as ember.backends.nnpack.enabled are read by supports(), so
-        # only cache answers of algorithms that do not declare themselves switchable.
-        if not getattr(algo, "dynamic", False):
+        if not dynamic:
             _cache[params] = algo
     return algo
 

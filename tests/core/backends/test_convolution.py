@@ -4,7 +4,9 @@ when nothing supports a call, and shape errors.
 
 Fake algorithms are registered for one test by appending to the plugin manager's
 ``registered`` list and bumping its ``generation`` (which expires the selection cache);
-the fixture restores both.
+the fixture sets the installed plugins' algorithms aside meanwhile, so the fakes compete
+with native im2col alone whatever is installed (the nnpack plugin's priorities, 20 to 35,
+would outrank them), and restores both.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 import pytest
 
 import ember as E
+import ember.backends.nnpack as nnpack
 import ember.nn.functional as F
 from ember.backends import convolution
 from ember.backends.convolution import Decline, explain
@@ -46,10 +49,13 @@ class FakeAlgorithm:
 
 @pytest.fixture
 def register():
-    """``register(algo)`` adds a fake algorithm until the test ends."""
+    """``register(algo)`` adds a fake algorithm until the test ends; until then the
+    registry holds native im2col and the fakes only."""
     manager.ensure_loaded()
     algos = manager.registered["ember_convolution_algorithms"]
-    saved, generation = list(algos), manager.generation
+    saved = list(algos)
+    algos[:] = [a for a in saved if a.name == "native_im2col"]
+    manager.generation += 1
 
     def add(algo):
         algos.append(algo)
@@ -57,7 +63,7 @@ def register():
         return algo
     yield add
     algos[:] = saved
-    manager.generation = generation + 1   # never reuse a generation a cache has seen
+    manager.generation += 1   # never reuse a generation a cache has seen
 
 
 def _conv(x, w, b=None, **kw):
@@ -65,10 +71,54 @@ def _conv(x, w, b=None, **kw):
 
 
 def test_native_is_registered_and_chosen():
+    """Native im2col is registered, and chosen where no plugin's algorithm competes, with
+    or without the nnpack plugin installed: with ``ember.backends.nnpack`` switched off,
+    and for a dilated convolution, which every nnpack algorithm declines."""
     names = [a.name for a in convolution.algorithms("cpu")]
     assert "native_im2col" in names
     x, w = E.zeros(1, 2, 5, 5), E.zeros(3, 2, 3, 3)
+    with nnpack.flags(enabled=False):
+        assert explain(x, w, padding=1).chosen == "native_im2col"
+        assert _conv(x, w, padding=1).shape == (1, 3, 5, 5)
+    x = E.zeros(1, 2, 7, 7)
+    assert explain(x, w, padding=1, dilation=2).chosen == "native_im2col"
+    assert _conv(x, w, padding=1, dilation=2).shape == (1, 3, 5, 5)
+
+
+def test_choice_after_a_dynamic_decline_is_not_cached(register):
+    """Regression: a ``dynamic`` algorithm's supports() reads a switch, so a choice made
+    after it declined (or made of it) must not be cached for those params. The next call
+    of the same shapes asks again, in both directions."""
+    switch = {"on": False}
+    fake = FakeAlgorithm("switched", accept=lambda p: switch["on"] or Decline("switch off"))
+    fake.dynamic = True
+    register(fake)
+    x, _ = make((2, 3, 5, 5), E.float64)
+    w, _ = make((4, 3, 3, 3), E.float64, seed=1)
+    ref = _conv(x, w, padding=1)                  # the fake declines: native runs
+    assert fake.calls == []
+    switch["on"] = True
+    y = _conv(x, w, padding=1)                    # same params: the fake now
+    assert [c[0] for c in fake.calls] == ["forward"]
+    assert_close(y, ref.numpy())
+    switch["on"] = False
+    _conv(x, w, padding=1)                        # and native again
+    assert [c[0] for c in fake.calls] == ["forward"]
     assert explain(x, w, padding=1).chosen == "native_im2col"
+
+
+def test_choice_is_cached_without_dynamic_algorithms(register):
+    """The counterpart: where no algorithm asked is ``dynamic``, the choice is cached per
+    params, so a supports() that changes its answer is not asked again for those shapes
+    (the reason ``dynamic`` exists)."""
+    switch = {"on": False}
+    fake = register(FakeAlgorithm("static", accept=lambda p: switch["on"] or Decline("off")))
+    x, w = E.zeros(1, 2, 5, 5, dtype=E.float64), E.zeros(3, 2, 3, 3, dtype=E.float64)
+    _conv(x, w)
+    switch["on"] = True
+    _conv(x, w)
+    assert fake.calls == []                       # native_im2col, cached
+    assert explain(x, w).chosen == "static"       # explain does not use the cache
 
 
 def test_higher_priority_wins_and_explain_reports(register):
