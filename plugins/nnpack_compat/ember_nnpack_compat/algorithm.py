@@ -131,28 +131,33 @@ class NnpackAlgorithm:
         return gi, gw, gb
 
 
-class WinogradF4x4(NnpackAlgorithm):
-    """Winograd F(4x4, 3x3): 6x6 input tiles, 4x fewer multiplications than direct
-    (Lavin & Gray 2016); 3x3 kernels, stride 1. See ``winograd.py`` for its error bound."""
+class WinogradAlgorithm(NnpackAlgorithm):
+    """Winograd F(m x m, 3 x 3) (Lavin & Gray 2016) for 3x3 kernels with stride 1; the
+    arithmetic and its error bound are in ``winograd.py``."""
 
-    name = "nnpack_winograd_f4x4_3x3"
-    priority = 30
-    module = winograd.F4x4
-
-    def _fits(self, params):
-        return _fits_winograd(params)
-
-
-class WinogradF2x2(NnpackAlgorithm):
-    """Winograd F(2x2, 3x3): 4x4 input tiles, 2.25x fewer multiplications, nearly the
-    accuracy of direct convolution; 3x3 kernels, stride 1."""
-
-    name = "nnpack_winograd_f2x2_3x3"
-    priority = 25
-    module = winograd.F2x2
+    def __init__(self, module: winograd.Winograd, priority: int):
+        super().__init__()
+        self.module, self.priority = module, priority
+        self.name = f"nnpack_winograd_f{module.m}x{module.m}_3x3"
 
     def _fits(self, params):
-        return _fits_winograd(params)
+        if params.kernel_size != (3, 3):
+            kh, kw = params.kernel_size
+            return Decline(f"kernel {kh}x{kw}, not 3x3")
+        if params.stride != (1, 1):
+            return Decline(f"stride {params.stride}, not 1")
+        return True
+
+
+def WinogradF4x4() -> WinogradAlgorithm:
+    """F(4x4, 3x3): 6x6 input tiles, 36 multiplications per 16 outputs instead of 144."""
+    return WinogradAlgorithm(winograd.F4x4, priority=30)
+
+
+def WinogradF2x2() -> WinogradAlgorithm:
+    """F(2x2, 3x3): 4x4 input tiles, 16 multiplications per 4 outputs instead of 36, with
+    nearly the accuracy of direct summation."""
+    return WinogradAlgorithm(winograd.F2x2, priority=25)
 
 
 class FFTConvolution(NnpackAlgorithm):
@@ -180,15 +185,6 @@ class Gemm1x1(NnpackAlgorithm):
         if params.kernel_size != (1, 1):
             return Decline(f"kernel {params.kernel_size[0]}x{params.kernel_size[1]}, not 1x1")
         return True
-
-
-def _fits_winograd(params: ConvParams):
-    if params.kernel_size != (3, 3):
-        kh, kw = params.kernel_size
-        return Decline(f"kernel {kh}x{kw}, not 3x3")
-    if params.stride != (1, 1):
-        return Decline(f"stride {params.stride}, not 1")
-    return True
 
 
 ALGORITHMS = (Gemm1x1(), WinogradF4x4(), WinogradF2x2(), FFTConvolution())

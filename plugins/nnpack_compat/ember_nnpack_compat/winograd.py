@@ -157,8 +157,9 @@ class Winograd:
         nb = max(1, min(n, CHUNK_BYTES // max(per_image, 1)))
         return th, tw, nb
 
-    def _gather_tiles(self, x, n0, nc, nb, padding, th, tw):
-        """The input tiles of images ``n0 : n0 + nc`` as (alpha^2, C, nc * th * tw)."""
+    def _input_transform(self, x, n0, nc, nb, padding, th, tw):
+        """V (alpha^2, C, nc * th * tw) = (B^T kron B^T) @ the input tiles of images
+        ``n0 : n0 + nc``; a per-thread buffer, valid until the next call."""
         m, a = self.m, self.alpha
         c, h, w = x.shape[1:]
         ph, pw = padding
@@ -172,7 +173,9 @@ class Winograd:
             buf, (a, a, c, nc, th, tw), (s[2], s[3], s[1], s[0], s[2] * m, s[3] * m))
         tiles = self._buffer("tiles", view.shape, x.dtype)
         np.copyto(tiles, view)
-        return tiles.reshape(a * a, c, nc * th * tw)
+        v = self._buffer("V", (a * a, c, nc * th * tw), x.dtype)
+        np.matmul(self.kron(x.dtype)[0], tiles.reshape(a * a, -1), out=v.reshape(a * a, -1))
+        return v
 
     # ---- the arithmetic interface ----
 
@@ -192,15 +195,13 @@ class Winograd:
         k = u.shape[1]
         oh, ow = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
         th, tw, nb = self._geometry((oh, ow), n, max(c, k))
-        kb, _, ka = self.kron(x.dtype)
+        ka = self.kron(x.dtype)[2]
         y = np.empty((n, k, oh, ow), x.dtype)
         exact = oh == th * m and ow == tw * m
         for n0 in range(0, n, nb):
             nc = min(nb, n - n0)
-            d = self._gather_tiles(x, n0, nc, nb, padding, th, tw)
+            v = self._input_transform(x, n0, nc, nb, padding, th, tw)
             t = nc * th * tw
-            v = self._buffer("V", (a * a, c, t), x.dtype)
-            np.matmul(kb, d.reshape(a * a, -1), out=v.reshape(a * a, -1))
             mm = self._buffer("M", (a * a, k, t), x.dtype)
             np.matmul(u, v, out=mm)
             yt = self._buffer("Y", (m * m, k, t), x.dtype)
@@ -220,16 +221,14 @@ class Winograd:
         n, c = x.shape[:2]
         k, oh, ow = gy.shape[1:]
         th, tw, nb = self._geometry((oh, ow), n, max(c, k))
-        kb, kg, ka = self.kron(x.dtype)
+        _, kg, ka = self.kron(x.dtype)
         du = np.zeros((a * a, k, c), x.dtype)
         part = self._buffer("dU", (a * a, k, c), x.dtype)
         gpad = self._buffer(("gpad", oh, ow), (nb, k, th * m, tw * m), x.dtype, zero=True)
         for n0 in range(0, n, nb):
             nc = min(nb, n - n0)
-            d = self._gather_tiles(x, n0, nc, nb, padding, th, tw)
+            v = self._input_transform(x, n0, nc, nb, padding, th, tw)
             t = nc * th * tw
-            v = self._buffer("V", (a * a, c, t), x.dtype)
-            np.matmul(kb, d.reshape(a * a, -1), out=v.reshape(a * a, -1))
             gpad[:nc, :, :oh, :ow] = gy[n0:n0 + nc]
             gt = self._buffer("gtiles", (m, m, k, nc, th, tw), x.dtype)
             np.copyto(gt, gpad[:nc].reshape(nc, k, th, m, tw, m).transpose(3, 5, 1, 0, 2, 4))
