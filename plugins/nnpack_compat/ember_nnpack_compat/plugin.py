@@ -9,4 +9,6 @@ from .algorithm import ALGORITHMS
 
 @hookimpl
 def ember_convolution_algorithms():
+    """The four nnpack algorithms (1x1 GEMM, Winograd F(4x4) and F(2x2), FFT), each a
+    CPU ``NnpackAlgorithm`` ranked above native im2col."""
     return list(ALGORITHMS)

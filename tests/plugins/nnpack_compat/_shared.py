@@ -5,6 +5,9 @@ the test modules as part of this package).
 """
 from __future__ import annotations
 
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
 import ember.backends.nnpack as nnpack
 
 
@@ -23,3 +26,13 @@ def native():
 NAMES = ["nnpack_gemm1x1", "nnpack_winograd_f4x4_3x3", "nnpack_winograd_f2x2_3x3",
          "nnpack_fft"]
 """The algorithms the plugin registers, in NNPACK's order of preference (priority)."""
+
+
+def direct(x, w, padding, stride=(1, 1)):
+    """float64 reference cross-correlation (N, C, H, W) x (K, C, kh, kw) -> (N, K, OH, OW):
+    an einsum over the windows of the zero-padded input; ``padding``/``stride`` are
+    (h, w) pairs."""
+    (ph, pw), (sh, sw) = padding, stride
+    xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    win = sliding_window_view(xp, w.shape[2:], axis=(2, 3))[:, :, ::sh, ::sw]
+    return np.einsum("ncijab,kcab->nkij", win, np.asarray(w, np.float64))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numpy.lib.stride_tricks import sliding_window_view
 
 import ember as E
 import ember.nn.functional as F
@@ -25,6 +24,8 @@ from ember.autograd import gradcheck
 from ember.backends import nnpack
 from ember.backends.convolution import explain
 from ember_nnpack_compat import fft, using
+
+from ._shared import direct
 
 # (N, C, K, (H, W), (kh, kw), padding, stride)
 CASES = [
@@ -45,14 +46,6 @@ CASES = [
 IDS = [f"n{c[0]}c{c[1]}k{c[2]}-{c[3][0]}x{c[3][1]}-w{c[4][0]}x{c[4][1]}-p{c[5][0]}{c[5][1]}"
        f"-s{c[6][0]}{c[6][1]}" for c in CASES]
 DTYPES = {np.float32: E.float32, np.float64: E.float64}
-
-
-def direct(x, w, padding, stride):
-    """float64 cross-correlation: einsum over the windows of the zero-padded input."""
-    (ph, pw), (sh, sw) = padding, stride
-    xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    win = sliding_window_view(xp, w.shape[2:], axis=(2, 3))[:, :, ::sh, ::sw]
-    return np.einsum("ncijab,kcab->nkij", win, np.asarray(w, np.float64))
 
 
 def tolerance(dtype, scale, tile=(64, 64)):

@@ -11,6 +11,8 @@ from ember.autograd import gradcheck, gradgradcheck
 from ember.backends.convolution import explain
 from ember_nnpack_compat import using, winograd
 
+from ._shared import direct
+
 ALGOS = {"nnpack_winograd_f4x4_3x3": winograd.F4x4, "nnpack_winograd_f2x2_3x3": winograd.F2x2}
 
 # (N, C, K, H, W, padding): odd sizes, sizes not divisible by either tile, 1x1 channels,
@@ -24,14 +26,6 @@ SHAPES = [
     (4, 8, 8, 4, 4, (1, 1)),
     (2, 16, 5, 10, 6, (1, 0)),
 ]
-
-
-def direct(x, w, padding):
-    """float64 cross-correlation (N, C, H, W) x (K, C, 3, 3) -> (N, K, OH, OW)."""
-    ph, pw = padding
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    windows = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
-    return np.einsum("nchwij,kcij->nkhw", windows, w)
 
 
 def grads_reference(x, w, gy, padding):
