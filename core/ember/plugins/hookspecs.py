@@ -33,3 +33,10 @@ def ember_fusers():
 def ember_jit_passes():
     """Return ``(stage, pass_fn)`` pairs added to the GraphExecutor pipeline at ``stage``;
     called once at load."""
+
+
+@hookspec
+def ember_onnx_symbolics():
+    """Return ONNX symbolic functions for ``ember.onnx.export``: ``ember.onnx.Symbolic``
+    objects or ``(op, fn)`` / ``(op, fn, opset)`` tuples, ``fn(g, *inputs)`` building the
+    op's ONNX nodes (the protocol is in ``ember/onnx/registry.py``); called once at load."""

@@ -21,7 +21,8 @@ from ..errors import PluginError
 from . import hookspecs
 
 GROUP = "ember"
-HOOKS = ("ember_backends", "ember_convolution_algorithms", "ember_fusers", "ember_jit_passes")
+HOOKS = ("ember_backends", "ember_convolution_algorithms", "ember_fusers", "ember_jit_passes",
+         "ember_onnx_symbolics")
 
 
 @dataclass
@@ -84,6 +85,17 @@ def _validate_pass(obj) -> str:
     return f"pass {getattr(obj[1], '__name__', obj[1])} at {obj[0]}"
 
 
+def _validate_symbolic(obj) -> str:
+    op = getattr(obj, "op", None) if not isinstance(obj, tuple) else (obj[0] if obj else None)
+    fn = getattr(obj, "fn", None) if not isinstance(obj, tuple) else \
+        (obj[1] if len(obj) > 1 else None)
+    ok_tuple = not isinstance(obj, tuple) or len(obj) in (2, 3)
+    if not (ok_tuple and isinstance(op, str) and op and callable(fn)):
+        raise PluginError(f"ember_onnx_symbolics must return ember.onnx.Symbolic objects or "
+                          f"(op, fn[, opset]) tuples, got {obj!r}")
+    return f"onnx symbolic {op}"
+
+
 VALIDATORS = {
     "ember_backends": _validate_backend,
     "ember_convolution_algorithms": _validate_named(
@@ -91,6 +103,7 @@ VALIDATORS = {
                                   "supports", "forward", "backward")),
     "ember_fusers": _validate_named("fuser", ("name", "device_type", "compile")),
     "ember_jit_passes": _validate_pass,
+    "ember_onnx_symbolics": _validate_symbolic,
 }
 
 
