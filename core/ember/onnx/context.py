@@ -126,6 +126,9 @@ class GraphContext:
             attrs: ONNX attributes; None values are left out.
         Raises TypeError for an input that is not an OnnxValue or None.
         """
+        inputs = list(inputs)
+        while inputs and inputs[-1] is None:   # trailing omitted inputs are left out, not
+            inputs.pop()                       # "" (onnxruntime crashes on some of those)
         names = []
         for i, v in enumerate(inputs):
             if v is None:
@@ -156,7 +159,7 @@ class GraphContext:
         arr = np.asarray(value if dtype is None else np.asarray(value).astype(dtype.numpy))
         et = _t.from_numpy_dtype(arr.dtype)
         name = self.fresh_name("const")
-        tensor = numpy_helper.from_array(np.ascontiguousarray(arr), name)
+        tensor = numpy_helper.from_array(np.require(arr, requirements='C'), name)  # keeps 0-d
         if arr.nbytes > 1024:
             self.initializers[name] = tensor
         else:

@@ -3,10 +3,11 @@
 A trace bakes sizes in as constants: ``x.view(x.shape[0], -1)`` records
 ``view(%x, [4, -1])``. To export that with a dynamic batch, the exporter must know that
 the 4 is the batch and not, say, a channel count that happens to equal it. So it traces
-the model a second time with every dynamic axis one longer (the example data repeated
-along it), and compares the two graphs node by node: a tensor dim whose size changed
-follows a dynamic axis, and so does a constant whose value changed. Symbolic functions
-read this through ``OnnxValue.dynamic`` and ``GraphContext.dynamic``.
+the model a second time with every dynamic axis twice as long (the example data repeated
+along it: doubling keeps divisibility, and it changes ``n // 2``, which growing by one
+would not: ``4 // 2 == 5 // 2``), and compares the two graphs node by node: a tensor dim
+whose size changed follows a dynamic axis, and so does a constant whose value changed.
+Symbolic functions read this through ``OnnxValue.dynamic`` and ``GraphContext.dynamic``.
 
 The two traces must have the same nodes; if they do not, the model's structure depends
 on the sizes (Python control flow on a size), and no single ONNX graph can stand for it.
@@ -22,22 +23,27 @@ __all__ = ["grown_inputs", "variation"]
 
 
 def grown_inputs(flat: list, axes: dict) -> list:
-    """The flat example inputs with each dynamic axis one longer. ``axes``: input
-    position -> {axis: name}. Inputs without dynamic axes are returned as they are."""
+    """The flat example inputs with each dynamic axis twice as long (2 for an empty one).
+    ``axes``: input position -> {axis: name}. Inputs without dynamic axes are returned as
+    they are."""
     import ember as E
     out = []
     for i, t in enumerate(flat):
         arr = t.detach().numpy()
         for axis in sorted(axes.get(i, {})):
             n = arr.shape[axis]
-            idx = np.concatenate([np.arange(n), np.arange(min(n, 1))])
-            arr = np.take(arr, idx, axis=axis)
+            if n == 0:
+                shape = list(arr.shape)
+                shape[axis] = 2
+                arr = np.zeros(shape, arr.dtype)
+            else:
+                arr = np.take(arr, np.tile(np.arange(n), 2), axis=axis)
         out.append(E.tensor(arr) if i in axes else t)
     return out
 
 
 def variation(graph_a, graph_b) -> dict:
-    """For each value of ``graph_a`` that differs in ``graph_b`` (the trace with grown
+    """For each value of ``graph_a`` that differs in ``graph_b`` (the trace with doubled
     axes): a tuple of per-dim bools for tensors, per-element bools for constant lists,
     True for a scalar constant or a tensor constant. Raises OnnxExportError if the graphs
     do not have the same nodes."""

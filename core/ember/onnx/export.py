@@ -12,8 +12,8 @@ Steps:
    and buffers become ONNX initializers under their qualified names (``features.0.weight``).
 2. **Passes that help export**: dead code elimination and constant propagation, so ops on
    constants (``ember.zeros(4)`` inside ``forward``) arrive as one constant.
-3. **Dynamic axes**: with ``dynamic_axes``, trace again with those axes one longer and
-   compare (``ember/onnx/dynamic.py``), so symbolics know which sizes follow them.
+3. **Dynamic axes**: with ``dynamic_axes``, trace again with those axes twice as long
+   and compare (``ember/onnx/dynamic.py``), so symbolics know which sizes follow them.
 4. **Symbolics**: each node goes through its symbolic function (``registry.py``); an op
    without one raises :class:`UnsupportedOperatorError` naming it and its source line.
 5. **Check** the model with ``onnx.checker.check_model(full_check=True)`` (types and
@@ -140,7 +140,7 @@ def _trace(fn, args, flat, refs, is_module, in_axes):
     try:
         other = traced(tuple(grown))
     except Exception as e:  # noqa: BLE001 - reported as the export's error
-        raise OnnxExportError(f"the model fails when its dynamic axes grow by one "
+        raise OnnxExportError(f"the model fails when its dynamic axes double "
                               f"({type(e).__name__}: {e}); export without those "
                               f"dynamic_axes") from e
     return graph, variation(graph, other)
@@ -168,7 +168,7 @@ def export_graph(graph, opset: int, input_names: list, output_names: list,
     for v, tensor, qual in zip(inputs[n_user:], state, state_names):
         name = g.claim(qual)
         arr = tensor.detach().numpy()
-        g.initializers[name] = numpy_helper.from_array(np.ascontiguousarray(arr), name)
+        g.initializers[name] = numpy_helper.from_array(np.require(arr, requirements="C"), name)
         env[v] = OnnxValue(name, v.type.dtype, arr.shape, (False,) * arr.ndim)
 
     for node in graph.nodes():
@@ -224,10 +224,16 @@ def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
         return
     if kind in (prim.ListConstruct, prim.TupleConstruct):
         env[node.output()] = [env[v] for v in node.inputs]
+        varying = tuple(bool(variation.get(v)) and not isinstance(env[v], OnnxValue)
+                        for v in node.inputs)
+        if any(varying):                  # a size list built from traced sizes
+            variation[node.output()] = varying
         return
     if kind in (prim.ListUnpack, prim.TupleUnpack):
         items = env[node.input()]
         for o, item in zip(node.outputs, items):
+            if isinstance(item, OnnxValue):
+                item = _annotated(item, OnnxValue("", *_type_parts(o.type), variation.get(o)))
             env[o] = item
         return
     ins = [env[v] for v in node.inputs]

@@ -242,8 +242,9 @@ def _trace_hook(schema: FunctionSchema, fn_name: str, qualified: str, with_out: 
     if with_out:
         kw.append("'out': out")
     args = "(" + "".join(p + ", " for p in pos) + ")"
+    # ``_wrapper_<name>``, not ``<name>``: an argument may share the op's name (``pad``)
     return (f"if _tr.active and _tr.claim(): return _record({'ember::' + qualified!r}, "
-            f"{fn_name}, {args}, {{{', '.join(kw)}}})")
+            f"_wrapper_{fn_name}, {args}, {{{', '.join(kw)}}})")
 
 
 def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
@@ -433,6 +434,7 @@ def compile_functions(nfs: list[NativeFunction], derivs: dict | None = None) -> 
             filename = f"<ember.ops generated: {name} from {nf.location}>"
             exec(compile(src, filename, "exec"), ns)  # noqa: S102 - generated from the yaml
             fn = ns[name]
+            ns[f"_wrapper_{name}"] = fn   # what its trace hook calls (see _trace_hook)
             fn.__module__ = "ember"
             fn.__qualname__ = name
             fn.__doc__ = _docstring(nf, inplace)

@@ -163,6 +163,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--jit", action="store_true",
                    help="trace the model and train through the JIT's GraphExecutor")
+    p.add_argument("--export-onnx", default=None, metavar="ONNX",
+                   help="also export the trained model to this ONNX file (input 'image' "
+                        "(batch, 1, 8, 8), output 'logits' (batch, 10); needs ember[onnx])")
+
+
+def export_onnx(model: nn.Module, path) -> None:
+    """Export the digits CNN as ONNX: input ``image`` (batch, 1, 8, 8) float32 in [0, 1],
+    output ``logits`` (batch, 10), the batch size dynamic. Raises ImportError without the
+    onnx package, ``ember.onnx.OnnxExportError`` if the export fails (nothing written)."""
+    import ember.onnx
+    example = E.zeros(2, 1, 8, 8, device=next(iter(model.parameters())).device)
+    ember.onnx.export(model, (example,), path, input_names=["image"], output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
 
 
 def main(args: argparse.Namespace) -> int:
@@ -170,6 +183,11 @@ def main(args: argparse.Namespace) -> int:
     if args.epochs < 1 or args.batch_size < 1 or args.lr <= 0:
         raise SystemExit("ember train digits: --epochs and --batch-size must be >= 1 and "
                          "--lr > 0")
+    if args.export_onnx:   # fail before training, not after
+        try:
+            import ember.onnx  # noqa: F401
+        except ImportError as e:
+            raise SystemExit(f"ember train digits --export-onnx: {e}") from None
     model, hist = train(args.epochs, args.batch_size, args.lr, args.seed, args.device,
                         progress=not args.no_progress, jit=args.jit)
     per_epoch = sum(hist.seconds) / len(hist.seconds)
@@ -181,4 +199,7 @@ def main(args: argparse.Namespace) -> int:
     if args.plot:
         plot(hist, args.plot)
         print(f"saved plot to {args.plot}")
+    if args.export_onnx:
+        export_onnx(model, args.export_onnx)
+        print(f"exported the model to {args.export_onnx} (ONNX)")
     return 0

@@ -20,6 +20,9 @@ def run_onnx(model: onnx.ModelProto, arrays: list) -> list:
     """Run ``model`` in onnxruntime (CPU) on numpy ``arrays``; returns its outputs."""
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    # the model as exported, not onnxruntime's rewrite of it (its fusions may keep
+    # constants in float32 and blur float64 results)
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(model.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
@@ -27,13 +30,24 @@ def run_onnx(model: onnx.ModelProto, arrays: list) -> list:
 
 
 def ember_outputs(fn, inputs) -> list:
-    """``fn(*inputs)`` flattened to numpy arrays (eval mode for Modules)."""
-    if isinstance(fn, E.nn.Module):
+    """``fn(*inputs)`` flattened to numpy arrays (Modules run in eval mode, then go back
+    to their own)."""
+    mode = fn.training if isinstance(fn, E.nn.Module) else None
+    if mode is not None:
         fn.eval()
-    with E.no_grad():
-        out = fn(*inputs)
-    flat = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [o.detach().numpy() for o in flat]
+    try:
+        with E.no_grad():
+            out = fn(*inputs)
+    finally:
+        if mode is not None:
+            fn.train(mode)
+    return [o.detach().numpy() for o in _flat(out)]
+
+
+def _flat(out) -> list:
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
 
 
 def assert_close(got, want, what="output") -> None:

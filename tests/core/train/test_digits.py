@@ -50,3 +50,35 @@ def test_cli_saves_weights_and_plot(tmp_path, capsys):
 def test_cli_rejects_bad_options():
     with pytest.raises(SystemExit):
         cli.main(["train", "digits", "--epochs", "0", "--no-progress"])
+
+
+def test_trained_model_exports_to_onnx_with_the_same_predictions(tmp_path, capsys):
+    """Issue 9: `ember train digits --export-onnx` writes the trained model; onnxruntime
+    predicts the same classes as ember on the whole test split, at any batch size."""
+    import onnxruntime as ort
+    path, weights = tmp_path / "digits.onnx", tmp_path / "w.safetensors"
+    assert cli.main(["train", "digits", "--epochs", "2", "--out", str(weights),
+                     "--export-onnx", str(path), "--no-progress"]) == 0
+    assert "exported the model to" in capsys.readouterr().out
+    model = digits.lenet()
+    model.load_state_dict(E.load(str(weights)))
+    model.eval()
+    _, _, xte, _ = digits.load_digits()
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["image"]
+    assert sess.get_inputs()[0].shape == ["batch", 1, 8, 8]
+    with E.no_grad():
+        want = model(xte).numpy()
+    for batch in (360, 7):                          # the whole split, and a ragged batch
+        got = np.concatenate([sess.run(["logits"], {"image": xte.numpy()[i:i + batch]})[0]
+                              for i in range(0, 360, batch)])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got.argmax(1), want.argmax(1))
+
+
+def test_export_onnx_fails_before_training_without_onnx(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "onnx", None)          # import onnx -> ImportError
+    monkeypatch.delitem(sys.modules, "ember.onnx", raising=False)
+    with pytest.raises(SystemExit, match="needs the onnx package"):
+        cli.main(["train", "digits", "--export-onnx", "x.onnx", "--no-progress"])

@@ -28,7 +28,9 @@ def _mask(input, p: float):
     if p == 1.0:
         return E.zeros((), dtype=input.dtype, device=input.device)
     keep = E.rand(tuple(input.shape), dtype=E.float32, device=input.device) >= p
-    return keep.to(input.dtype).mul_(1.0 / (1.0 - p))
+    # out of place: an in-place op here would stay in a trace of ``dropout`` (DCE keeps
+    # side effects) and bake this mask into the graph
+    return keep.to(input.dtype) * (1.0 / (1.0 - p))
 
 
 @composite("dropout")
