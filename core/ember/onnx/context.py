@@ -121,8 +121,9 @@ class GraphContext:
             outputs: how many outputs the node has.
             domain: the operator set domain ("" is the default ONNX domain); a custom
                 domain is declared in the model at version 1.
-            dtype: the ember dtype of the output(s), if the symbolic knows it (later
-                helpers such as :meth:`scalar` with ``like=`` read it).
+            dtype: the ember dtype of the output, or a tuple of one per output, if the
+                symbolic knows it (later helpers such as :meth:`scalar` with ``like=``
+                read it).
             attrs: ONNX attributes; None values are left out.
         Raises TypeError for an input that is not an OnnxValue or None.
         """
@@ -139,7 +140,8 @@ class GraphContext:
                 raise TypeError(f"g.op({op_type!r}): input {i} must be an OnnxValue or None, "
                                 f"got {type(v).__name__}; make constants with g.constant, "
                                 f"g.scalar or g.ints")
-        outs = [OnnxValue(self.fresh_name(op_type), dtype) for _ in range(outputs)]
+        dtypes = dtype if isinstance(dtype, (tuple, list)) else (dtype,) * outputs
+        outs = [OnnxValue(self.fresh_name(op_type), dt) for dt in dtypes]
         attrs = {k: v for k, v in attrs.items() if v is not None}
         self.nodes.append(helper.make_node(op_type, names, [o.name for o in outs],
                                            name=self.fresh_name(f"/{op_type}"),
@@ -172,7 +174,10 @@ class GraphContext:
         """A rank-0 constant in ``dtype``, or in ``like``'s dtype (float32 if unknown)."""
         dt = dtype or (like.dtype if like is not None and like.dtype is not None
                        else _t.float32)
-        return self.constant(np.array(value, dtype=dt.numpy))
+        # as ember converts a wrapped number: 1000 in int8 wraps to -24, 1e300 in float32
+        # is inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.constant(np.array(value).astype(dt.numpy))
 
     def ints(self, values: Sequence[int]) -> OnnxValue:
         """A 1-D int64 constant (shapes, axes, pads, starts/ends)."""

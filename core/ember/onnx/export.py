@@ -10,8 +10,10 @@ Steps:
 1. **Trace** the model (in eval mode: dropout off, batch norm on its running statistics;
    the model's own mode is restored afterwards) with ``ember.jit``'s tracer. Parameters
    and buffers become ONNX initializers under their qualified names (``features.0.weight``).
-2. **Passes that help export**: dead code elimination and constant propagation, so ops on
-   constants (``ember.zeros(4)`` inside ``forward``) arrive as one constant.
+2. **Passes that help export** (``passes.py``): in-place ops become their out-of-place
+   twins where no view shares the memory, then dead code elimination and constant
+   propagation, so ops on constants (``ember.zeros(4)`` inside ``forward``) arrive as one
+   constant.
 3. **Dynamic axes**: with ``dynamic_axes``, trace again with those axes twice as long
    and compare (``ember/onnx/dynamic.py``), so symbolics know which sizes follow them.
 4. **Symbolics**: each node goes through its symbolic function (``registry.py``); an op
@@ -113,10 +115,9 @@ def _export_model(model_or_fn, example_inputs, opset, input_names, output_names,
 
 def _trace(fn, args, flat, refs, is_module, in_axes):
     """The traced graph, after the export passes, and the variation map (see dynamic.py)."""
-    from ..jit.passes.constant_propagation import constant_propagation
-    from ..jit.passes.dead_code_elimination import eliminate_dead_code
     from ..jit.traced import _flatten, _run_trace, _unflatten
     from .dynamic import grown_inputs, variation
+    from .passes import prepare
 
     def traced(call_args):
         mode = fn.training if is_module else None
@@ -127,9 +128,7 @@ def _trace(fn, args, flat, refs, is_module, in_axes):
         finally:
             if is_module:
                 fn.train(mode)
-        eliminate_dead_code(g)
-        constant_propagation(g)
-        eliminate_dead_code(g)
+        prepare(g)
         return g
 
     graph = traced(args)

@@ -35,8 +35,6 @@ the reference mapping.
 """
 from __future__ import annotations
 
-import numpy as np
-from onnx import numpy_helper
 
 from ... import types as _t
 from ..registry import builtin
@@ -45,15 +43,6 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 # ---- helpers ----------------------------------------------------------------------------
-
-def _scalar(g, value, dtype):
-    """A rank-0 constant. NOTE: ``g.constant`` stores a 0-d array with shape (1,)
-    (``np.ascontiguousarray`` adds a dim), which makes a scalar loss rank 1."""
-    v = g.op("Constant", value=numpy_helper.from_array(np.array(value, dtype=dtype.numpy)),
-             dtype=dtype)
-    v.sizes, v.dynamic = (), ()
-    return v
-
 
 def _check_reduction(g, reduction):
     if reduction not in _REDUCTIONS:
@@ -104,7 +93,7 @@ def _unbatched(g, loss, batched, reduction):
 def _n_classes(g, x, class_dim, dtype):
     """C as a ``dtype`` scalar (read at run time if it follows a dynamic axis)."""
     if not x.is_dynamic(class_dim):
-        return _scalar(g, x.sizes[class_dim], dtype)
+        return g.scalar(x.sizes[class_dim], dtype=dtype)
     c = g.op("Squeeze", g.shape_of(x, class_dim, class_dim + 1), g.ints([0]), dtype=_t.int64)
     return g.cast(c, dtype)
 
@@ -140,7 +129,7 @@ def _smoothing(g, logp, target, weight, reduction, ignore_index):
     if weight is not None:
         logp = _op(g, "Mul", logp, _per_class(g, weight, logp.rank, 1))
     smooth = _op(g, "Neg", g.reduce("ReduceSum", logp, [1], False))
-    keep = g.op("Not", g.op("Equal", target, _scalar(g, ignore_index, target.dtype),
+    keep = g.op("Not", g.op("Equal", target, g.scalar(ignore_index, dtype=target.dtype),
                             dtype=_t.bool_), dtype=_t.bool_)
     kept = g.cast(keep, dt)
     smooth = _op(g, "Mul", smooth, kept)       # times the mask, as ember (inf * 0 is nan)
@@ -150,7 +139,7 @@ def _smoothing(g, logp, target, weight, reduction, ignore_index):
     if reduction == "sum":
         return total
     if weight is not None:
-        safe = g.op("Where", keep, target, _scalar(g, 0, target.dtype), dtype=target.dtype)
+        safe = g.op("Where", keep, target, g.scalar(0, dtype=target.dtype), dtype=target.dtype)
         kept = _op(g, "Mul", g.op("Gather", weight, safe, axis=0, dtype=dt), kept)
     return _op(g, "Div", total, g.reduce("ReduceSum", kept, None, False))
 
@@ -171,8 +160,8 @@ def _index_cross_entropy(g, x, target, weight, reduction, ignore_index, label_sm
     w = None if weight is None else g.cast(weight, dt)
     smooth = _smoothing(g, logp, target, w, reduction, ignore_index)
     eps = float(label_smoothing)
-    factor = _op(g, "Div", _scalar(g, eps, dt), _n_classes(g, x, 1, dt))
-    nll = _op(g, "Mul", g.cast(nll, dt), _scalar(g, 1 - eps, dt))
+    factor = _op(g, "Div", g.scalar(eps, dtype=dt), _n_classes(g, x, 1, dt))
+    nll = _op(g, "Mul", g.cast(nll, dt), g.scalar(1 - eps, dtype=dt))
     return _op(g, "Add", nll, _op(g, "Mul", smooth, factor))
 
 
@@ -185,8 +174,8 @@ def _prob_cross_entropy(g, x, target, weight, reduction, label_smoothing):
     target = g.cast(target, dt)
     if label_smoothing:
         eps = float(label_smoothing)
-        uniform = _op(g, "Div", _scalar(g, eps, dt), _n_classes(g, x, class_dim, dt))
-        target = _op(g, "Add", _op(g, "Mul", target, _scalar(g, 1 - eps, dt)), uniform)
+        uniform = _op(g, "Div", g.scalar(eps, dtype=dt), _n_classes(g, x, class_dim, dt))
+        target = _op(g, "Add", _op(g, "Mul", target, g.scalar(1 - eps, dtype=dt)), uniform)
     prod = _op(g, "Mul", logp, target)
     if weight is not None:
         prod = _op(g, "Mul", prod, _per_class(g, g.cast(weight, dt), x.rank, class_dim))
@@ -252,9 +241,9 @@ def smooth_l1_loss(g, x, target, reduction, beta):
     if beta == 0:
         return _reduce(g, dist, reduction)
     dt = d.dtype
-    quadratic = _op(g, "Mul", _op(g, "Mul", d, d), _scalar(g, 0.5 / beta, dt))
-    linear = _op(g, "Sub", dist, _scalar(g, 0.5 * beta, dt))
-    near = g.op("Less", dist, _scalar(g, beta, dt), dtype=_t.bool_)
+    quadratic = _op(g, "Mul", _op(g, "Mul", d, d), g.scalar(0.5 / beta, dtype=dt))
+    linear = _op(g, "Sub", dist, g.scalar(0.5 * beta, dtype=dt))
+    near = g.op("Less", dist, g.scalar(beta, dtype=dt), dtype=_t.bool_)
     return _reduce(g, g.op("Where", near, quadratic, linear, dtype=dt), reduction)
 
 
@@ -262,7 +251,7 @@ def smooth_l1_loss(g, x, target, reduction, beta):
 
 def _log_clamped(g, p):
     """log(p) clamped to >= -100, as ember (log(0) = -inf becomes -100)."""
-    return _op(g, "Max", _op(g, "Log", p), _scalar(g, -100.0, p.dtype))
+    return _op(g, "Max", _op(g, "Log", p), g.scalar(-100.0, dtype=p.dtype))
 
 
 def _times_weight(g, loss, weight):
@@ -275,7 +264,7 @@ def binary_cross_entropy(g, x, target, weight, reduction):
     _check_reduction(g, reduction)
     dt = g.out(0).dtype
     p, t = g.cast(x, dt), g.cast(target, dt)
-    one = _scalar(g, 1.0, dt)
+    one = g.scalar(1.0, dtype=dt)
     pos = _op(g, "Mul", t, _log_clamped(g, p))
     neg = _op(g, "Mul", _op(g, "Sub", one, t), _log_clamped(g, _op(g, "Sub", one, p)))
     loss = _op(g, "Neg", _op(g, "Add", pos, neg))
@@ -285,9 +274,9 @@ def binary_cross_entropy(g, x, target, weight, reduction):
 def _log_sigmoid(g, x):
     """log(sigmoid(x)) = -(max(-x, 0) + log(1 + exp(-|x|))): ember's -logsumexp([0, -x]),
     the same arithmetic, stable both ways (onnxruntime has Softplus for float32 only)."""
-    one = _scalar(g, 1.0, x.dtype)
+    one = g.scalar(1.0, dtype=x.dtype)
     tail = _op(g, "Log", _op(g, "Add", one, _op(g, "Exp", _op(g, "Neg", _op(g, "Abs", x)))))
-    shift = _op(g, "Max", _op(g, "Neg", x), _scalar(g, 0.0, x.dtype))
+    shift = _op(g, "Max", _op(g, "Neg", x), g.scalar(0.0, dtype=x.dtype))
     return _op(g, "Neg", _op(g, "Add", tail, shift))
 
 
@@ -297,7 +286,7 @@ def binary_cross_entropy_with_logits(g, x, target, weight, pos_weight, reduction
     _check_reduction(g, reduction)
     dt = g.out(0).dtype
     x, t = g.cast(x, dt), g.cast(target, dt)
-    one = _scalar(g, 1.0, dt)
+    one = g.scalar(1.0, dtype=dt)
     log_sigmoid = _log_sigmoid(g, x)
     if pos_weight is not None:
         pw = _op(g, "Sub", g.cast(pos_weight, dt), one)

@@ -96,19 +96,11 @@ def _out(g, *operands):
     return dt if dt is not None else _common(*operands)
 
 
-def _number(g, value, dtype) -> OnnxValue:
-    """A Python number as a rank-0 constant of ``dtype``, converted as ember converts a
-    wrapped number: integers wrap (two's complement), too large floats become inf."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        arr = np.array(value).astype(dtype.numpy)
-    return g.constant(arr)
-
-
 def _as(g, v, dtype) -> OnnxValue:
     """A tensor (cast) or Python number (constant) operand in ``dtype``."""
     if isinstance(v, OnnxValue):
         return g.cast(v, dtype)
-    return _number(g, v, dtype)
+    return g.scalar(v, dtype=dtype)
 
 
 def _opmath(dtype):
@@ -170,10 +162,10 @@ def _add_sub(g, op_type, a, b, alpha):
     a, b = _as(g, a, dt), _as(g, b, dt)
     if dt is _t.bool_:
         if not alpha:        # a + False * b: a, broadcast against b
-            b = _bool(g, "And", b, _number(g, False, dt))
+            b = _bool(g, "And", b, g.scalar(False, dtype=dt))
         return _bool(g, "Or", a, b)
     if alpha != 1:
-        b = _node(g, "Mul", b, _number(g, alpha, dt), dtype=dt)
+        b = _node(g, "Mul", b, g.scalar(alpha, dtype=dt), dtype=dt)
     return _node(g, op_type, a, b, dtype=dt)
 
 
@@ -227,13 +219,13 @@ def floor_divide(g, self, other):
 
 def _trunc(g, x):
     """Round toward zero: Ceil below 0, Floor elsewhere (NaN and infinities pass)."""
-    below = _bool(g, "Less", x, _number(g, 0, x.dtype))
+    below = _bool(g, "Less", x, g.scalar(0, dtype=x.dtype))
     return _node(g, "Where", below, _unary(g, "Ceil", x), _unary(g, "Floor", x), dtype=x.dtype)
 
 
 def _differ_in_sign(g, r, b):
     """r != 0 and the signs of r and b differ: where a truncated result needs fixing."""
-    zero = _number(g, 0, r.dtype)
+    zero = g.scalar(0, dtype=r.dtype)
     nonzero = _bool(g, "Not", _bool(g, "Equal", r, zero))
     return _bool(g, "And", nonzero,
                  _bool(g, "Xor", _bool(g, "Less", r, zero), _bool(g, "Less", b, zero)))
@@ -252,13 +244,13 @@ def _floor_divide(g, a, b):
     a, b = g.cast(a, ct), g.cast(b, ct)
     # numpy's npy_divmod: div = (a - fmod(a, b)) / b, corrected to the floor, rounded to
     # the nearest integer; b == 0 gives a / b (+-inf or nan); a zero takes a / b's sign
-    zero, one = _number(g, 0, ct), _number(g, 1, ct)
+    zero, one = g.scalar(0, dtype=ct), g.scalar(1, dtype=ct)
     mod = _node(g, "Mod", a, b, fmod=1, dtype=ct)
     d = _node(g, "Div", _node(g, "Sub", a, mod, dtype=ct), b, dtype=ct)
     d = _node(g, "Where", _differ_in_sign(g, mod, b), _node(g, "Sub", d, one, dtype=ct), d,
               dtype=ct)
     fl = _unary(g, "Floor", d)
-    up = _bool(g, "Greater", _node(g, "Sub", d, fl, dtype=ct), _number(g, 0.5, ct))
+    up = _bool(g, "Greater", _node(g, "Sub", d, fl, dtype=ct), g.scalar(0.5, dtype=ct))
     fl = _node(g, "Where", up, _node(g, "Add", fl, one, dtype=ct), fl, dtype=ct)
     quotient = _node(g, "Div", a, b, dtype=ct)
     signed_zero = _node(g, "Mul", quotient, zero, dtype=ct)
@@ -279,7 +271,7 @@ def remainder(g, self, other):
     m = _node(g, "Mod", a, b, fmod=1, dtype=ct)
     r = _node(g, "Where", _differ_in_sign(g, m, b), _node(g, "Add", m, b, dtype=ct), m,
               dtype=ct)
-    zero = _bool(g, "Equal", m, _number(g, 0, ct))     # a zero takes b's sign
+    zero = _bool(g, "Equal", m, g.scalar(0, dtype=ct))     # a zero takes b's sign
     return g.cast(_node(g, "Where", zero, _copysign(g, 0.0, b), r, dtype=ct), dt)
 
 
@@ -306,7 +298,8 @@ def _int_pow_const(g, x, n: int):
     """x ** n for a constant n >= 0 by repeated squaring: exact, and wrapping on overflow
     as ember (ember refuses negative constant exponents for integers)."""
     if n <= 0:   # ones shaped like x
-        return _op(g, "Add", _op(g, "Mul", x, _number(g, 0, x.dtype)), _number(g, 1, x.dtype))
+        zeros = _op(g, "Mul", x, g.scalar(0, dtype=x.dtype))
+        return _op(g, "Add", zeros, g.scalar(1, dtype=x.dtype))
     result, square = None, x
     while True:
         if n & 1:
@@ -322,11 +315,11 @@ def _int_pow_tensor(g, x, e):
     values for negative exponents: 1 for base 1, +-1 for base -1, else 0."""
     dt = x.dtype
     x, e = g.cast(x, _t.int64), g.cast(e, _t.int64)
-    zero, one = _number(g, 0, _t.int64), _number(g, 1, _t.int64)
-    minus_one = _number(g, -1, _t.int64)
+    zero, one = g.scalar(0, dtype=_t.int64), g.scalar(1, dtype=_t.int64)
+    minus_one = g.scalar(-1, dtype=_t.int64)
     r = _node(g, "Pow", x, _op(g, "Max", e, zero), dtype=_t.int64)
     if dt is not _t.uint8:
-        parity = _node(g, "Mod", e, _number(g, 2, _t.int64), fmod=1, dtype=_t.int64)
+        parity = _node(g, "Mod", e, g.scalar(2, dtype=_t.int64), fmod=1, dtype=_t.int64)
         odd_sign = _node(g, "Where", _bool(g, "Equal", parity, zero), one, minus_one,
                          dtype=_t.int64)
         of_minus_one = _node(g, "Where", _bool(g, "Equal", x, minus_one), odd_sign, zero,
@@ -339,7 +332,7 @@ def _int_pow_tensor(g, x, e):
 
 def _signbit(g, x):
     """x < 0 or x is -0.0 (1 / -0.0 is -inf)."""
-    zero = _number(g, 0, x.dtype)
+    zero = g.scalar(0, dtype=x.dtype)
     return _bool(g, "Or", _bool(g, "Less", x, zero),
                  _bool(g, "Less", _unary(g, "Reciprocal", x), zero))
 
@@ -347,8 +340,8 @@ def _signbit(g, x):
 def _copysign(g, magnitude: float, sign_of):
     """+-magnitude by the sign bit of ``sign_of``."""
     dt = sign_of.dtype
-    return _node(g, "Where", _signbit(g, sign_of), _number(g, -magnitude, dt),
-                 _number(g, magnitude, dt), dtype=dt)
+    return _node(g, "Where", _signbit(g, sign_of), g.scalar(-magnitude, dtype=dt),
+                 g.scalar(magnitude, dtype=dt), dtype=dt)
 
 
 @builtin("ember::atan2")
@@ -362,12 +355,12 @@ def atan2(g, self, other):
     pi_y = _copysign(g, math.pi, y)
     x_neg = _signbit(g, x)
     r = _node(g, "Where", x_neg, _op(g, "Add", q, pi_y), q, dtype=ct)
-    zero = _number(g, 0, ct)
+    zero = g.scalar(0, dtype=ct)
     both_zero = _bool(g, "And", _bool(g, "Equal", y, zero), _bool(g, "Equal", x, zero))
     r = _node(g, "Where", both_zero, _node(g, "Where", x_neg, pi_y, y, dtype=ct), r, dtype=ct)
     both_inf = _bool(g, "And", _unary(g, "IsInf", y, _t.bool_), _unary(g, "IsInf", x, _t.bool_))
-    corner = _node(g, "Where", x_neg, _number(g, 0.75 * math.pi, ct),
-                   _number(g, 0.25 * math.pi, ct), dtype=ct)
+    corner = _node(g, "Where", x_neg, g.scalar(0.75 * math.pi, dtype=ct),
+                   g.scalar(0.25 * math.pi, dtype=ct), dtype=ct)
     corner = _node(g, "Mul", corner, _unary(g, "Sign", y), dtype=ct)
     return g.cast(_node(g, "Where", both_inf, corner, r, dtype=ct), dt)
 
@@ -399,7 +392,7 @@ def _lerp_low(g, a, diff, w):
 
 
 def _lerp_high(g, end, diff, w):
-    return _op(g, "Sub", end, _op(g, "Mul", diff, _op(g, "Sub", _number(g, 1, w.dtype), w)))
+    return _op(g, "Sub", end, _op(g, "Mul", diff, _op(g, "Sub", g.scalar(1, dtype=w.dtype), w)))
 
 
 @builtin("ember::lerp.Tensor")
@@ -411,7 +404,7 @@ def lerp_tensor(g, self, end, weight):
     # a 0-d weight is first converted to self's dtype, as ember does
     a, b, w = _as(g, self, ct), _as(g, end, ct), g.cast(_as(g, weight, dt), ct)
     diff = _op(g, "Sub", b, a)
-    low = _bool(g, "Less", _unary(g, "Abs", w), _number(g, 0.5, ct))
+    low = _bool(g, "Less", _unary(g, "Abs", w), g.scalar(0.5, dtype=ct))
     r = _node(g, "Where", low, _lerp_low(g, a, diff, w), _lerp_high(g, b, diff, w), dtype=ct)
     return g.cast(r, dt)
 
@@ -424,7 +417,7 @@ def lerp_scalar(g, self, end, weight):
     ct = _opmath(dt)
     a, b = _as(g, self, ct), _as(g, end, ct)
     w_dt = np.array(weight).astype(dt.numpy)
-    w = _number(g, w_dt, ct)
+    w = g.scalar(w_dt, dtype=ct)
     diff = _op(g, "Sub", b, a)
     r = _lerp_low(g, a, diff, w) if abs(w_dt) < 0.5 else _lerp_high(g, b, diff, w)
     return g.cast(r, dt)
@@ -483,12 +476,12 @@ def _float_in(g, x):
 @builtin("ember::exp2")
 def exp2(g, x):
     x, dt = _float_in(g, x)
-    return g.cast(_op(g, "Pow", _number(g, 2, x.dtype), x), dt)
+    return g.cast(_op(g, "Pow", g.scalar(2, dtype=x.dtype), x), dt)
 
 
 def _log_base(g, x, base):
     x, dt = _float_in(g, x)
-    return g.cast(_op(g, "Div", _unary(g, "Log", x), _number(g, math.log(base), x.dtype)), dt)
+    return g.cast(_op(g, "Div", _unary(g, "Log", x), g.scalar(math.log(base), dtype=x.dtype)), dt)
 
 
 @builtin("ember::log2")
@@ -507,10 +500,10 @@ def log1p(g, x):
     log(u) * (x / (u - 1)) (Goldberg); +inf stays +inf."""
     x, dt = _float_in(g, x)
     ct = x.dtype
-    u = _op(g, "Add", _number(g, 1, ct), x)
-    d = _op(g, "Sub", u, _number(g, 1, ct))
+    u = _op(g, "Add", g.scalar(1, dtype=ct), x)
+    d = _op(g, "Sub", u, g.scalar(1, dtype=ct))
     r = _op(g, "Mul", _unary(g, "Log", u), _op(g, "Div", x, d))
-    r = _node(g, "Where", _bool(g, "Equal", d, _number(g, 0, ct)), x, r, dtype=ct)
+    r = _node(g, "Where", _bool(g, "Equal", d, g.scalar(0, dtype=ct)), x, r, dtype=ct)
     r = _node(g, "Where", _unary(g, "IsInf", x, _t.bool_, detect_negative=0), x, r, dtype=ct)
     return g.cast(r, dt)
 
@@ -522,12 +515,12 @@ def expm1(g, x):
     x, dt = _float_in(g, x)
     ct = x.dtype
     u = _unary(g, "Exp", x)
-    um1 = _op(g, "Sub", u, _number(g, 1, ct))
+    um1 = _op(g, "Sub", u, g.scalar(1, dtype=ct))
     r = _op(g, "Mul", um1, _op(g, "Div", x, _unary(g, "Log", u)))
     r = _node(g, "Where", _unary(g, "IsInf", u, _t.bool_, detect_negative=0), u, r, dtype=ct)
-    minus_one = _number(g, -1, ct)
+    minus_one = g.scalar(-1, dtype=ct)
     r = _node(g, "Where", _bool(g, "Equal", um1, minus_one), minus_one, r, dtype=ct)
-    r = _node(g, "Where", _bool(g, "Equal", u, _number(g, 1, ct)), x, r, dtype=ct)
+    r = _node(g, "Where", _bool(g, "Equal", u, g.scalar(1, dtype=ct)), x, r, dtype=ct)
     return g.cast(r, dt)
 
 
@@ -547,7 +540,7 @@ def abs_(g, x):
 def neg(g, x):
     """Neg; uint8 (which Neg does not take) as 0 - x, wrapping as ember."""
     if x.dtype is _t.uint8:
-        return _op(g, "Sub", _number(g, 0, x.dtype), x)
+        return _op(g, "Sub", g.scalar(0, dtype=x.dtype), x)
     return _unary(g, "Neg", x)
 
 
@@ -565,7 +558,7 @@ def sign(g, x):
     if not x.dtype.is_floating_point:
         return s
     nan = _unary(g, "IsNaN", x, _t.bool_)
-    return _node(g, "Where", nan, _number(g, 0, x.dtype), s, dtype=x.dtype)
+    return _node(g, "Where", nan, g.scalar(0, dtype=x.dtype), s, dtype=x.dtype)
 
 
 @builtin("ember::relu")
@@ -573,7 +566,7 @@ def relu(g, x):
     """Relu on floats; Max(x, 0) on integers (onnxruntime's Relu lacks int64)."""
     if x.dtype.is_floating_point:
         return _unary(g, "Relu", x)
-    return _op(g, "Max", x, _number(g, 0, x.dtype))
+    return _op(g, "Max", x, g.scalar(0, dtype=x.dtype))
 
 
 @builtin("ember::silu")
@@ -596,12 +589,12 @@ def gelu(g, x, approximate="none"):
     ct = x.dtype
     if approximate == "tanh":
         cube = _op(g, "Mul", _op(g, "Mul", x, x), x)
-        inner = _op(g, "Add", x, _op(g, "Mul", cube, _number(g, _GELU_CUBIC, ct)))
-        t = _unary(g, "Tanh", _op(g, "Mul", inner, _number(g, _SQRT_2_OVER_PI, ct)))
+        inner = _op(g, "Add", x, _op(g, "Mul", cube, g.scalar(_GELU_CUBIC, dtype=ct)))
+        t = _unary(g, "Tanh", _op(g, "Mul", inner, g.scalar(_SQRT_2_OVER_PI, dtype=ct)))
     else:
-        t = _unary(g, "Erf", _op(g, "Mul", x, _number(g, 1 / math.sqrt(2), ct)))
-    half_x = _op(g, "Mul", x, _number(g, 0.5, ct))
-    return g.cast(_op(g, "Mul", half_x, _op(g, "Add", t, _number(g, 1, ct))), dt)
+        t = _unary(g, "Erf", _op(g, "Mul", x, g.scalar(1 / math.sqrt(2), dtype=ct)))
+    half_x = _op(g, "Mul", x, g.scalar(0.5, dtype=ct))
+    return g.cast(_op(g, "Mul", half_x, _op(g, "Add", t, g.scalar(1, dtype=ct))), dt)
 
 
 @builtin("ember::gelu", opset=20)
@@ -642,7 +635,7 @@ def round_(g, x, decimals=0):
     dt = x.dtype
     ct = _opmath(dt)
     x = g.cast(x, ct)
-    scale = _number(g, np.array(10.0 ** abs(decimals)).astype(dt.numpy), ct)
+    scale = g.scalar(np.array(10.0 ** abs(decimals)).astype(dt.numpy), dtype=ct)
     if decimals > 0:
         r = _op(g, "Div", _unary(g, "Round", _op(g, "Mul", x, scale)), scale)
     else:
@@ -662,7 +655,7 @@ def _clamp(g, x, lo, hi):
     x = _as(g, x, dt)
     numbers = not isinstance(lo, OnnxValue) and not isinstance(hi, OnnxValue)
     if dt is not _t.bool_ and numbers and lo is not None and hi is not None:
-        return _op(g, "Clip", x, _number(g, lo, dt), _number(g, hi, dt))
+        return _op(g, "Clip", x, g.scalar(lo, dtype=dt), g.scalar(hi, dtype=dt))
     if lo is not None:
         x = _extremum(g, "Max", x, _as(g, lo, dt))
     if hi is not None:
@@ -693,9 +686,9 @@ def nan_to_num(g, x, nan=0.0, posinf=None, neginf=None):
     if not dt.is_floating_point:
         return x
     big = float(ml_dtypes.finfo(dt.numpy).max)
-    hi = _number(g, big if posinf is None else posinf, dt)
-    lo = _number(g, -big if neginf is None else neginf, dt)
-    r = _node(g, "Where", _unary(g, "IsNaN", x, _t.bool_), _number(g, nan, dt), x, dtype=dt)
+    hi = g.scalar(big if posinf is None else posinf, dtype=dt)
+    lo = g.scalar(-big if neginf is None else neginf, dtype=dt)
+    r = _node(g, "Where", _unary(g, "IsNaN", x, _t.bool_), g.scalar(nan, dtype=dt), x, dtype=dt)
     r = _node(g, "Where", _unary(g, "IsInf", x, _t.bool_, detect_negative=0), hi, r, dtype=dt)
     return _node(g, "Where", _unary(g, "IsInf", x, _t.bool_, detect_positive=0), lo, r, dtype=dt)
 
@@ -706,8 +699,8 @@ def leaky_relu(g, x, negative_slope=0.01):
     dtypes Where(x > 0, x, x * slope) with the slope in x's dtype."""
     if x.dtype is _t.float32:
         return _op(g, "LeakyRelu", x, alpha=float(negative_slope))
-    scaled = _op(g, "Mul", x, _number(g, negative_slope, x.dtype))
-    return _node(g, "Where", _bool(g, "Greater", x, _number(g, 0, x.dtype)), x, scaled,
+    scaled = _op(g, "Mul", x, g.scalar(negative_slope, dtype=x.dtype))
+    return _node(g, "Where", _bool(g, "Greater", x, g.scalar(0, dtype=x.dtype)), x, scaled,
                  dtype=x.dtype)
 
 
@@ -717,9 +710,9 @@ def elu(g, x, alpha=1.0):
     if x.dtype is _t.float32:
         return _op(g, "Elu", x, alpha=float(alpha))
     dt = x.dtype
-    neg_part = expm1(g, _op(g, "Min", x, _number(g, 0, dt)))
-    neg_part = _op(g, "Mul", g.cast(neg_part, dt), _number(g, alpha, dt))
-    return _node(g, "Where", _bool(g, "Greater", x, _number(g, 0, dt)), x, neg_part, dtype=dt)
+    neg_part = expm1(g, _op(g, "Min", x, g.scalar(0, dtype=dt)))
+    neg_part = _op(g, "Mul", g.cast(neg_part, dt), g.scalar(alpha, dtype=dt))
+    return _node(g, "Where", _bool(g, "Greater", x, g.scalar(0, dtype=dt)), x, neg_part, dtype=dt)
 
 
 @builtin("ember::hardtanh")
@@ -729,7 +722,7 @@ def hardtanh(g, x, min_val=-1, max_val=1):
         g.fail(f"min_val ({min_val}) cannot be greater than max_val ({max_val})")
     if not x.dtype.is_floating_point:
         min_val, max_val = int(min_val), int(max_val)
-    return _op(g, "Clip", x, _number(g, min_val, x.dtype), _number(g, max_val, x.dtype))
+    return _op(g, "Clip", x, g.scalar(min_val, dtype=x.dtype), g.scalar(max_val, dtype=x.dtype))
 
 
 @builtin("ember::relu6")
@@ -823,10 +816,10 @@ def _shift(direction):
         a, b = _as(g, self, dt), _as(g, other, dt)
         # counts of 8 or more give 0 in ember; ONNX leaves them undefined, so BitShift
         # gets at most 7 and a Where puts the 0 in
-        shifted = _op(g, "BitShift", a, _op(g, "Min", b, _number(g, 7, dt)),
+        shifted = _op(g, "BitShift", a, _op(g, "Min", b, g.scalar(7, dtype=dt)),
                       direction=direction)
-        in_range = _bool(g, "Less", b, _number(g, 8, dt))
-        return _node(g, "Where", in_range, shifted, _number(g, 0, dt), dtype=dt)
+        in_range = _bool(g, "Less", b, g.scalar(8, dtype=dt))
+        return _node(g, "Where", in_range, shifted, g.scalar(0, dtype=dt), dtype=dt)
     symbolic.__name__ = f"bitwise_{direction.lower()}_shift"
     symbolic.__doc__ = f"BitShift({direction}) on uint8; counts >= 8 give 0 as in ember."
     return symbolic

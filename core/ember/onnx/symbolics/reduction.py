@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import numpy_helper
 
 from ... import types as _t
 from ..registry import builtin
@@ -48,17 +47,6 @@ _LOW_FLOATS = (_t.float16, _t.bfloat16)
 
 
 # ---- helpers ----------------------------------------------------------------------------
-
-def _scalar(g, value, like=None, dtype=None):
-    """A rank-0 constant, as ``g.scalar`` means it. NOTE: ``g.constant`` stores a 0-d
-    array with shape (1,) (``np.ascontiguousarray`` adds a dim), which makes a reduction
-    to a scalar rank 1, so scalars are made here as Constant nodes directly."""
-    dt = dtype or (like.dtype if like is not None and like.dtype is not None else _t.float32)
-    v = g.op("Constant", value=numpy_helper.from_array(np.array(value, dtype=dt.numpy)),
-             dtype=dt)
-    v.sizes, v.dynamic = (), ()
-    return v
-
 
 def _is_float(dtype) -> bool:
     return dtype is not None and dtype.is_floating_point
@@ -111,7 +99,7 @@ def _count(g, x, axes, dtype):
     run time when a reduced dim follows a dynamic axis)."""
     dims = range(x.rank) if axes is None else axes
     if not any(x.is_dynamic(d) for d in dims):
-        return _scalar(g, math.prod(x.sizes[d] for d in dims), dtype=dtype)
+        return g.scalar(math.prod(x.sizes[d] for d in dims), dtype=dtype)
     sizes = g.shape_of(x) if axes is None else \
         g.op("Gather", g.shape_of(x), g.ints(axes), axis=0, dtype=_t.int64)
     n = g.op("ReduceProd", sizes, keepdims=0, dtype=_t.int64)
@@ -129,7 +117,7 @@ def _nan_sum(g, x, axes, keepdim):
     """(IsNaN mask of ``x``, a reduction that is NaN exactly where the slice holds a NaN).
     Adding only the NaNs keeps it free of inf - inf."""
     mask = g.op("IsNaN", x, dtype=_t.bool_)
-    nans = g.op("Where", mask, x, _scalar(g, 0, like=x), dtype=x.dtype)
+    nans = g.op("Where", mask, x, g.scalar(0, like=x), dtype=x.dtype)
     return mask, g.reduce("ReduceSum", nans, axes, keepdim)
 
 
@@ -174,7 +162,7 @@ def _top_k(g, x, k, axis, largest):
         values.dtype = x.dtype
         return values, indices
     mask = g.op("IsNaN", x, dtype=_t.bool_)
-    key = g.op("Where", mask, _scalar(g, math.inf, like=x), x, dtype=x.dtype)
+    key = g.op("Where", mask, g.scalar(math.inf, like=x), x, dtype=x.dtype)
     _, order = g.op("TopK", key, _size_of(g, x, axis), axis=axis, largest=int(largest),
                     sorted=1, outputs=2, dtype=_t.int64)
     nan_key = g.op("GatherElements", g.cast(mask, _t.int32), order, axis=axis,
@@ -186,7 +174,7 @@ def _top_k(g, x, k, axis, largest):
 
 
 def _zero_index(g):
-    return _scalar(g, 0, dtype=_t.int64)
+    return g.scalar(0, dtype=_t.int64)
 
 
 # ---- sum, mean, prod --------------------------------------------------------------------
@@ -278,8 +266,8 @@ def _variance(g, x, dim, unbiased, keepdim, correction):
     d = g.op("Sub", x, g.reduce("ReduceMean", x, axes, True), dtype=x.dtype)
     ss = g.reduce("ReduceSum", g.op("Mul", d, d, dtype=x.dtype), axes, keepdim)
     n = _count(g, x, axes, x.dtype)
-    dof = g.op("Max", g.op("Sub", n, _scalar(g, correction, like=n), dtype=x.dtype),
-               _scalar(g, 0, like=n), dtype=x.dtype)
+    dof = g.op("Max", g.op("Sub", n, g.scalar(correction, like=n), dtype=x.dtype),
+               g.scalar(0, like=n), dtype=x.dtype)
     return g.op("Div", ss, dof, dtype=x.dtype)
 
 
@@ -308,12 +296,12 @@ def _vector_norm(g, x, p, axes, keepdim):
     if math.isinf(p):
         return _extremum(g, a, axes, keepdim, largest=p > 0)
     if p == 0:
-        nonzero = g.op("Not", g.op("Equal", a, _scalar(g, 0, like=a), dtype=_t.bool_),
+        nonzero = g.op("Not", g.op("Equal", a, g.scalar(0, like=a), dtype=_t.bool_),
                        dtype=_t.bool_)
         return g.reduce("ReduceSum", g.cast(nonzero, x.dtype), axes, keepdim)
-    s = g.reduce("ReduceSum", g.op("Pow", a, _scalar(g, p, like=a), dtype=x.dtype), axes,
+    s = g.reduce("ReduceSum", g.op("Pow", a, g.scalar(p, like=a), dtype=x.dtype), axes,
                  keepdim)
-    return g.op("Pow", s, _scalar(g, 1.0 / p, like=s), dtype=x.dtype)
+    return g.op("Pow", s, g.scalar(1.0 / p, like=s), dtype=x.dtype)
 
 
 @builtin("ember::norm")
@@ -343,7 +331,7 @@ def logsumexp(g, x, dim, keepdim):
     finite = g.op("Not", g.op("Or", g.op("IsInf", m, dtype=_t.bool_),
                               g.op("IsNaN", m, dtype=_t.bool_), dtype=_t.bool_),
                   dtype=_t.bool_)
-    m = g.op("Where", finite, m, _scalar(g, 0, like=x), dtype=x.dtype)
+    m = g.op("Where", finite, m, g.scalar(0, like=x), dtype=x.dtype)
     e = g.op("Exp", g.op("Sub", x, m, dtype=x.dtype), dtype=x.dtype)
     s = g.op("Log", g.reduce("ReduceSum", e, axes, keepdim), dtype=x.dtype)
     if not keepdim:
@@ -379,7 +367,7 @@ def cumsum(g, x, dim, dtype):
     x = _accumulated(g, x, g.out(0).dtype)
     if not x.rank:
         return x
-    return g.op("CumSum", x, _scalar(g, dim % x.rank, dtype=_t.int64), dtype=x.dtype)
+    return g.op("CumSum", x, g.scalar(dim % x.rank, dtype=_t.int64), dtype=x.dtype)
 
 
 def _lower_triangle(g, x, d):
@@ -390,7 +378,7 @@ def _lower_triangle(g, x, d):
         n = x.sizes[d]
         return g.constant(np.tril(np.ones((n, n), bool)).reshape((n, n) + (1,) * trailing))
     n = g.op("Squeeze", g.shape_of(x, d, d + 1), g.ints([0]), dtype=_t.int64)
-    i = g.op("Range", _scalar(g, 0, dtype=_t.int64), n, _scalar(g, 1, dtype=_t.int64),
+    i = g.op("Range", g.scalar(0, dtype=_t.int64), n, g.scalar(1, dtype=_t.int64),
              dtype=_t.int64)
     mask = g.op("GreaterOrEqual", g.op("Unsqueeze", i, g.ints([1]), dtype=_t.int64),
                 g.op("Unsqueeze", i, g.ints([0]), dtype=_t.int64), dtype=_t.bool_)
@@ -408,7 +396,7 @@ def cumprod(g, x, dim, dtype):
         return x
     d = dim % x.rank
     rows = g.op("Unsqueeze", x, g.ints([d]), dtype=x.dtype)
-    terms = g.op("Where", _lower_triangle(g, x, d), rows, _scalar(g, 1, like=x), dtype=x.dtype)
+    terms = g.op("Where", _lower_triangle(g, x, d), rows, g.scalar(1, like=x), dtype=x.dtype)
     return g.reduce("ReduceProd", terms, [d + 1], False)
 
 

@@ -57,7 +57,6 @@ own code) and the ONNX operator specifications.
 from __future__ import annotations
 
 import numpy as np
-from onnx import numpy_helper
 
 from ... import types as _t
 from ..context import OnnxValue
@@ -108,14 +107,6 @@ def _typed(v: OnnxValue, sizes, dynamic, dtype=None) -> OnnxValue:
     if dtype is not None:
         v.dtype = dtype
     return v
-
-
-def _scalar(g, value, dtype) -> OnnxValue:
-    """A rank-0 constant. (``g.scalar`` goes through ``np.ascontiguousarray``, which makes
-    0-d arrays 1-d: shape (1,) where a scalar is meant.)"""
-    arr = np.array(value, dtype=dtype.numpy)
-    out = g.op("Constant", value=numpy_helper.from_array(arr), dtype=dtype)
-    return _typed(out, (), ())
 
 
 def _need_sizes(g, x: OnnxValue) -> tuple:
@@ -478,7 +469,7 @@ def select(g, x, dim, index):
         g.fail(f"select: index {index} follows a dynamic axis; ONNX would bake it in. Use a "
                f"negative index (x[-1]) to count from the end")
     d = _norm(dim, len(sizes))
-    return g.op("Gather", x, _scalar(g, int(index), _t.int64), axis=d, dtype=x.dtype)
+    return g.op("Gather", x, g.scalar(int(index), dtype=_t.int64), axis=d, dtype=x.dtype)
 
 
 @builtin("ember::split")
@@ -853,7 +844,7 @@ def scatter(g, x, dim, index, src):
 @builtin("ember::scatter.value")
 def scatter_value(g, x, dim, index, value):
     """ScatterElements of ``value`` (in ``x``'s dtype) expanded to ``index``'s shape."""
-    updates = g.op("Expand", _scalar(g, value, x.dtype), _sizes_of(g, index),
+    updates = g.op("Expand", g.scalar(value, dtype=x.dtype), _sizes_of(g, index),
                    dtype=x.dtype)
     return _scatter(g, x, dim, index, updates)
 
@@ -893,9 +884,9 @@ def one_hot(g, x, num_classes):
     """OneHot with int64 values [0, 1]; num_classes=-1 takes max + 1 at run time."""
     if num_classes == -1:
         depth = g.op("Add", g.reduce("ReduceMax", x, None, keepdims=False),
-                     _scalar(g, 1, _t.int64), dtype=_t.int64)
+                     g.scalar(1, dtype=_t.int64), dtype=_t.int64)
     else:
-        depth = _scalar(g, int(num_classes), _t.int64)
+        depth = g.scalar(int(num_classes), dtype=_t.int64)
     values = g.constant(np.array([0, 1], dtype=np.int64))
     if x.rank == 0:     # OneHot wants indices of rank >= 1
         out = g.op("OneHot", _unsqueeze(g, x, [0]), depth, values, axis=-1, dtype=_t.int64)
