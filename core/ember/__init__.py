@@ -58,3 +58,4 @@ autograd._install()
 
 from . import nn, optim, utils  # noqa: E402,F401 - nn's composite ops register on import
 from .serialization import load, save  # noqa: E402
+from . import cuda  # noqa: E402,F401 - ember.cuda.is_available() without an import

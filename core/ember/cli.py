@@ -14,10 +14,13 @@ def _plugins(args) -> int:
         print("no ember plugins installed; `pip install ember-cpu` for the default backend")
         return 1
     for info in infos:
-        state = "disabled" if info.disabled else ("SKIPPED" if info.error else "loaded")
+        state = ("disabled" if info.disabled else "SKIPPED" if info.error else
+                 "unavailable" if info.unavailable else "loaded")
         print(f"{info.name:<16} {info.distribution} {info.version}  [{state}]")
         if info.error:
             print(f"    error: {info.error}")
+        if info.unavailable:
+            print(f"    why: {info.unavailable}")
         for hook, items in info.registered.items():
             for item in items:
                 print(f"    {hook.removeprefix('ember_')}: {item}")

@@ -21,3 +21,10 @@ class ShapeError(RuntimeError, ValueError):
 class PluginError(RuntimeError):
     """A plugin returned something the core cannot use; raised inside the manager, which
     turns it into a warning and skips the plugin."""
+
+
+class PluginUnavailable(ImportError):
+    """Raised by a plugin (on import or from a hook) that cannot work on this machine: no
+    GPU, no driver, an optional dependency not installed. The manager registers nothing
+    from it and shows the message in ``ember plugins`` as ``[unavailable]``, without the
+    warning a faulty plugin gets: it is expected on machines without the hardware."""

@@ -293,7 +293,10 @@ class Backend:
         device_of: array -> device index or None.
         make_rng: seed -> the backend's random generator object.
         unsupported: op name -> ScalarTypes for which that kernel must not be used.
-        dlpack_device_type: the DLPack device code it accepts in ``from_dlpack`` (1 = CPU).
+        dlpack_device_type: the DLPack device code it accepts in ``from_dlpack`` (1 = CPU,
+            2 = CUDA).
+        runtime: the device runtime behind ``ember.cuda`` (streams, events, memory
+            statistics, synchronize; the protocol is in ``ember/cuda.py``), or None.
     """
 
     name: str
@@ -308,6 +311,7 @@ class Backend:
     make_rng: Callable | None = None
     unsupported: Mapping[str, frozenset] = field(default_factory=dict)
     dlpack_device_type: int = 1
+    runtime: Any = None
     _types: dict = field(default_factory=dict, repr=False)
     # numpy dtype -> Type, filled up front: dispatch.wrap looks results up here (hot path).
     types_by_dtype: dict = field(default_factory=dict, repr=False)

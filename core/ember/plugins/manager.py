@@ -6,6 +6,9 @@
 * A plugin that raises on import, from a hook, or returns objects that fail validation is
   skipped with one ``UserWarning`` naming it and the cause; what it registered is rolled
   back and the others still load.
+* A plugin that raises ``ember.errors.PluginUnavailable`` (the cuda plugin on a machine
+  without a GPU or CuPy) registers nothing either, but quietly: ``ember plugins`` shows
+  it as ``[unavailable]`` with the reason.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pluggy
 
-from ..errors import PluginError
+from ..errors import PluginError, PluginUnavailable
 from . import hookspecs
 
 GROUP = "ember"
@@ -35,6 +38,7 @@ class PluginInfo:
     registered: dict = field(default_factory=dict)  # hook name -> list of item descriptions
     error: str | None = None
     disabled: bool = False
+    unavailable: str | None = None  # why a PluginUnavailable plugin registered nothing
 
 
 _lock = threading.RLock()
@@ -161,6 +165,9 @@ def ensure_loaded() -> None:
                 continue
             try:
                 _load_one(pm, ep, info)
+            except PluginUnavailable as e:     # no GPU here, say: expected, no warning
+                info.unavailable = str(e)
+                info.registered.clear()
             except Exception as e:  # noqa: BLE001 - fault isolation is the point
                 info.error = f"{type(e).__name__}: {e}"
                 info.registered.clear()

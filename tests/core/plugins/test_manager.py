@@ -100,3 +100,26 @@ def test_cli_lists_plugins_and_errors(fake_dists, capsys):
     assert "ember-fake-fake 0.1" in out and "backend fake" in out
     assert "broken" in out and "SKIPPED" in out and "libfoo.so not found" in out
 
+
+
+UNAVAILABLE = """
+from ember.errors import PluginUnavailable
+from ember.plugins import hookimpl
+
+
+@hookimpl
+def ember_backends():
+    raise PluginUnavailable("no CUDA GPU on this machine")
+"""
+
+
+def test_an_unavailable_plugin_is_listed_quietly(fake_dists, capsys, recwarn):
+    from ember import cli
+    fake_dists(nogpu=UNAVAILABLE)
+    info = next(p for p in manager.plugins() if p.name == "nogpu")
+    assert info.unavailable == "no CUDA GPU on this machine" and info.error is None
+    assert not info.registered
+    assert not [w for w in recwarn if "nogpu" in str(w.message)]
+    assert cli.main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "nogpu" in out and "[unavailable]" in out and "why: no CUDA GPU" in out

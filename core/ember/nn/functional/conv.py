@@ -2,9 +2,10 @@
 
 Every function here is a thin front for the op ``_convolution`` (the seeds'
 ``at::_convolution``): it normalizes ints to per-dim tuples, resolves the string paddings
-and calls ``ember._convolution(..., benchmark=False, deterministic=False,
-cudnn_enabled=True)``, whose kernel picks the highest-priority convolution algorithm a
-plugin registered (``ember.backends.convolution.explain`` tells which). Autograd comes from
+and calls ``ember._convolution(..., benchmark, deterministic, cudnn_enabled)`` with the
+flags of ``ember.backends.cudnn`` (as PyTorch reads its global context), whose kernel
+picks the highest-priority convolution algorithm a plugin registered
+(``ember.backends.convolution.explain`` tells which). Autograd comes from
 ``_convolution``'s derivative entry, to any order.
 
 Choices, following PyTorch:
@@ -21,6 +22,7 @@ Choices, following PyTorch:
 from __future__ import annotations
 
 import ember as E
+from ember.backends import cudnn as _cudnn
 from ember.errors import ShapeError
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -84,7 +86,7 @@ def _conv(nd: int, input, weight, bias, stride, padding, dilation, groups):
         padding = _tuple(op, "padding", padding, nd)
     x = input if batched else input.unsqueeze(0)
     out = E._convolution(x, weight, bias, stride, padding, dilation, False, (0,) * nd,
-                         groups, False, False, True)
+                         groups, *_cudnn.flags_tuple())
     for i in trim:
         out = out.narrow(2 + i, 1, out.shape[2 + i] - 1)
     return out if batched else out.squeeze(0)
@@ -101,8 +103,8 @@ def _conv_transpose(nd: int, input, weight, bias, stride, padding, output_paddin
     out = E._convolution(x, weight, bias, _tuple(op, "stride", stride, nd),
                          _tuple(op, "padding", padding, nd),
                          _tuple(op, "dilation", dilation, nd), True,
-                         _tuple(op, "output_padding", output_padding, nd), groups, False,
-                         False, True)
+                         _tuple(op, "output_padding", output_padding, nd), groups,
+                         *_cudnn.flags_tuple())
     return out if batched else out.squeeze(0)
 
 
