@@ -53,6 +53,7 @@ import math
 import numpy as np
 
 from ... import types as _t
+from ...nn.functional.pooling import _window_counts  # ember's own divisors, shared
 from ..registry import builtin
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -231,19 +232,6 @@ def max_pool1d(g, x, kernel_size, stride, padding, dilation, ceil_mode):
 def max_pool2d_with_indices(g, x, kernel_size, stride, padding, dilation, ceil_mode):
     """MaxPool's Indices taken modulo H*W: ember's indices are per (n, c) plane."""
     return _max_pool(g, x, 2, kernel_size, stride, padding, dilation, ceil_mode, True)
-
-
-def _window_counts(n, k, s, p, n_out, include_pad) -> list:
-    """ember's divisor per output position of one dim (clipped to the padded input, or to
-    the input without count_include_pad)."""
-    counts = []
-    for o in range(n_out):
-        start = o * s - p
-        end = min(start + k, n + p)
-        if not include_pad:
-            start, end = max(start, 0), min(end, n)
-        counts.append(end - start)
-    return counts
 
 
 def _avg_pool(g, x, nd, kernel, stride, padding, ceil_mode, count_include_pad,
