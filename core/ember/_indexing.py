@@ -40,7 +40,24 @@ def index_normalized(t, idx: tuple, basic: bool):
         record_handwritten("index", (out,), t, idx)
     if _tracing.active and _tracing.current() is not None:
         from .jit.tracer import record_python
-        record_python("ember::index", None, (t, list(idx)), out)
+        record_python("ember::index", None, (t, _traced_index(idx, backend)), out)
+    return out
+
+
+def _traced_index(idx: tuple, backend) -> list:
+    """``idx`` for the trace: each index array as the traced Tensor it came from (so an
+    index computed from the inputs stays a graph value), or else as a new Tensor (a
+    constant index: from a list, or from a tensor the trace does not know). The IR holds
+    Tensors, not raw arrays."""
+    by_data, out = None, []
+    for it in idx:
+        if it is None or it is Ellipsis or it.__class__ in (int, bool, slice):
+            out.append(it)
+            continue
+        if by_data is None:
+            by_data = {id(tensor._data): tensor for tensor, _ in _tracing.current().env.values()}
+        tensor = by_data.get(id(it))
+        out.append(tensor if tensor is not None else _d.wrap(it, backend))
     return out
 
 

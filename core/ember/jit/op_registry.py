@@ -129,7 +129,9 @@ def _register_handwritten() -> None:
         return x.to(dtype=dtype, device=device)
 
     def index(x, indices):
-        return _indexing.index_normalized(x, tuple(indices), _indexing.basic_index(indices))
+        # index tensors arrive as Tensors (see _indexing._traced_index); kernels take arrays
+        indices = tuple(getattr(i, "_data", i) for i in indices)
+        return _indexing.index_normalized(x, indices, _indexing.basic_index(indices))
 
     def index_put_(x, indices, values, accumulate):
         _indexing.index_put_normalized(x, tuple(indices), values, accumulate)

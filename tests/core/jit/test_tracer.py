@@ -92,6 +92,19 @@ def test_indexing_is_recorded():
     assert_close(tf(x), to_np(x)[1:, 0] * 2)
 
 
+def test_tensor_indices_stay_graph_values():
+    # an index tensor computed from the inputs (a mask, an argsort) must not be baked in;
+    # a constant index (a list) is a constant
+    def f(x, i):
+        return x[i] + x[:, [0, 2]].sum() + x[x > 0.5].sum() + x[x[:, 0].argsort()][0]
+    x, i = E.rand(4, 3), E.tensor([2, 0])
+    tf = trace(f, x, i)
+    x2, i2 = E.rand(4, 3), E.tensor([1, 3])
+    assert_close(tf(x2, i2), to_np(f(x2, i2)))
+    gt = next(n for n in tf.graph.nodes() if n.kind == "ember::gt")
+    assert any(u.user.kind == "prim::ListConstruct" for u in gt.output().uses)
+
+
 @pytest.mark.parametrize("convert, what", [
     (bool, "bool"), (int, "int"), (float, "float"),
     (lambda t: t.item(), "number"), (lambda t: t.tolist(), "list"),

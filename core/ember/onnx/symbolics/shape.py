@@ -46,9 +46,8 @@ Departures:
   opset 13 a run-time size of 0 would copy the input's dim instead.
 * In-place ops (``scatter_``, ``fill_``, ``copy_``, ``x[i] = v``) are not exported: on a
   view they change the base tensor, which a functional graph cannot follow.
-* ``x[index_tensor]`` does not trace yet (``ember/_indexing.py`` records the index as
-  numpy arrays, which no IR constant holds); ``index`` takes index tensors as values in
-  its list, which is what the tracer will record (tested on IR graphs built by hand).
+* ``x[index_tensor]``: the tracer records index tensors as values in ``index``'s list
+  (``ember/_indexing.py``), so an index computed from the inputs stays a graph value.
 
 Reference: PyTorch's ``torch/onnx/symbolic_opset9.py``, ``symbolic_opset11.py``,
 ``symbolic_opset13.py``, ``symbolic_opset16.py`` and ``symbolic_opset18.py`` (the mapping;

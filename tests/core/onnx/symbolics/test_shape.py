@@ -589,3 +589,15 @@ def test_split_by_size_along_the_batch_is_refused():
     with pytest.raises(eo.OnnxExportError, match="depends on the sizes"):
         check_export(lambda x: x.split(3, 0), (E.tensor(data((5, 3, 4))),),
                      dynamic_axes={0: [0]})
+
+
+def test_traced_tensor_indices_export():
+    # index tensors from the inputs (an index input, a mask, an argsort) stay graph values
+    def f(x, i):
+        return x[i], x[x > 0.5], x[x[:, 0].argsort()], x[:, [0, 2]]
+    x = E.tensor(np.random.default_rng(0).random((4, 3)).astype(np.float32))
+    i = E.tensor(np.array([2, 0, 2], np.int64))
+    model = check_export(f, (x, i))
+    assert {"Gather", "Compress"} <= set(ops_in(model))
+    got = run_onnx(model, [x.numpy(), np.array([3, 1, 0], np.int64)])   # another index
+    assert_close(got[0], x.numpy()[[3, 1, 0]])
