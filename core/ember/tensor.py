@@ -184,6 +184,11 @@ class Tensor:
         version checks."""
         t = _d.wrap(self._data, self._type.backend)
         t._vc = self._version_counter()
+        if _tracing.active and _tracing.current() is not None:
+            # a node, so the trace keeps the data flow (untraced, the detached tensor
+            # would become a constant holding the example input's data)
+            from .jit.tracer import record_python
+            record_python("ember::detach", None, (self,), t)
         return t
 
     def detach_(self) -> Tensor:

@@ -138,6 +138,7 @@ def _register_handwritten() -> None:
         return x
 
     register_python_op("ember::_to_copy", to_copy)
+    register_python_op("ember::detach", lambda x: x.detach())
     register_python_op("ember::index", index)
     register_python_op("ember::index_put_", index_put_, inplace=True)
 

@@ -70,7 +70,11 @@ class TracingState:
         hit = self.env.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
-        c = t.detach() if t.requires_grad else t
+        if t.requires_grad:
+            with pause():          # the tracer's own detach is not part of the trace
+                c = t.detach()
+        else:
+            c = t
         if t.requires_grad:
             warnings.warn("a tensor that requires grad and is not an input of the trace is "
                           "captured as a constant: no gradient will flow to it; pass it as an "

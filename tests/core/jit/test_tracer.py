@@ -92,6 +92,16 @@ def test_indexing_is_recorded():
     assert_close(tf(x), to_np(x)[1:, 0] * 2)
 
 
+def test_detach_keeps_the_data_flow():
+    tf = trace(lambda x: (x * 2).detach() + x, E.randn(3))
+    assert "ember::detach" in kinds(tf.graph)
+    x = E.randn(3, requires_grad=True)
+    y = tf(x)
+    assert_close(y, to_np(x.detach()) * 3)
+    y.sum().backward()
+    assert_close(x.grad, np.ones(3))            # no gradient through the detached branch
+
+
 def test_tensor_indices_stay_graph_values():
     # an index tensor computed from the inputs (a mask, an argsort) must not be baked in;
     # a constant index (a list) is a constant

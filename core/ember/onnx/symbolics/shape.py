@@ -310,9 +310,9 @@ def unflatten(g, x, dim, sizes):
     return _reshape(g, x, items)
 
 
-@builtin("ember::contiguous", "ember::clone")
+@builtin("ember::contiguous", "ember::clone", "ember::detach")
 def identity(g, x):
-    """No layout in ONNX: the value itself."""
+    """No layout and no autograd in ONNX: the value itself."""
     return x
 
 
