@@ -261,13 +261,18 @@ class Tensor:
         st = self.dtype if dtype is None else _t.to_scalar_type(dtype)
         here = self._type.backend
         target = here if device is None else _registry.get_backend(device)
-        if target is here and st is self.dtype and not copy:
+        idx = _t.Device(device).index if device is not None else None
+        # another device of the same backend (cuda:0 -> cuda:1) is a move too
+        moves = target is not here or (idx is not None and here.device_of(self._data)
+                                       not in (None, idx))
+        if not moves and st is self.dtype and not copy:
             return self
         arr = self._data
         if target is not here:
-            idx = _t.Device(device).index if device is not None else None
             arr = target.from_numpy(here.to_numpy(arr), idx)
-        arr = arr.astype(st.numpy, copy=copy or target is here)
+        elif moves:            # the backend's from_numpy copies its own arrays across
+            arr = target.from_numpy(arr, idx)
+        arr = arr.astype(st.numpy, copy=(copy or target is here) and not moves)
         out = _d.wrap(arr, target)
         if self.requires_grad:
             from .autograd import record_handwritten

@@ -17,17 +17,21 @@ effect on the next call::
   each configuration (PyTorch's ``cudnn.benchmark``); otherwise cuDNN's heuristics pick.
 * ``deterministic``: use only engines whose results do not depend on scheduling (no
   atomics in the backward passes), like ``torch.backends.cudnn.deterministic``.
+* ``allow_tf32``: let float32 convolutions use TensorFloat-32 Tensor Core engines (inputs
+  rounded to a 10-bit mantissa, about 1e-3 relative; accumulation in float32). True by
+  default, as ``torch.backends.cudnn.allow_tf32``; set it False for float32-exact results.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-__all__ = ["enabled", "benchmark", "deterministic", "flags", "set_flags", "flags_tuple",
-           "is_available", "version"]
+__all__ = ["enabled", "benchmark", "deterministic", "allow_tf32", "flags", "set_flags",
+           "flags_tuple", "is_available", "version"]
 
 enabled = True
 benchmark = False
 deterministic = False
+allow_tf32 = True
 
 
 def flags_tuple() -> tuple:
@@ -52,25 +56,27 @@ def version():
     return getattr(algo, "version", lambda: None)() if algo is not None else None
 
 
-def set_flags(_enabled=None, _benchmark=None, _deterministic=None) -> tuple:
+def set_flags(_enabled=None, _benchmark=None, _deterministic=None, _allow_tf32=None) -> tuple:
     """Set the given switches (None keeps one); returns the previous
-    ``(enabled, benchmark, deterministic)``."""
-    global enabled, benchmark, deterministic
-    previous = (enabled, benchmark, deterministic)
+    ``(enabled, benchmark, deterministic, allow_tf32)``."""
+    global enabled, benchmark, deterministic, allow_tf32
+    previous = (enabled, benchmark, deterministic, allow_tf32)
     if _enabled is not None:
         enabled = bool(_enabled)
     if _benchmark is not None:
         benchmark = bool(_benchmark)
     if _deterministic is not None:
         deterministic = bool(_deterministic)
+    if _allow_tf32 is not None:
+        allow_tf32 = bool(_allow_tf32)
     return previous
 
 
 @contextmanager
-def flags(enabled=None, benchmark=None, deterministic=None):
+def flags(enabled=None, benchmark=None, deterministic=None, allow_tf32=None):
     """Context manager that sets the switches and restores them on exit (also on error),
     like ``torch.backends.cudnn.flags``."""
-    previous = set_flags(enabled, benchmark, deterministic)
+    previous = set_flags(enabled, benchmark, deterministic, allow_tf32)
     try:
         yield
     finally:

@@ -19,8 +19,11 @@ def test_flags_set_and_restore():
                 raise RuntimeError
         assert cudnn.deterministic is False              # restored on error too
     assert (cudnn.enabled, cudnn.benchmark, cudnn.deterministic) == (True, False, False)
-    assert cudnn.set_flags(None, True) == (True, False, False)
-    assert cudnn.set_flags(None, False) == (True, True, False)
+    assert cudnn.set_flags(None, True) == (True, False, False, True)
+    assert cudnn.set_flags(None, False) == (True, True, False, True)
+    with cudnn.flags(allow_tf32=False):
+        assert cudnn.allow_tf32 is False
+    assert cudnn.allow_tf32 is True
 
 
 def test_not_available_on_cpu_only_machines():

@@ -12,6 +12,9 @@ from ...types import bool_
 
 def kernels(xp) -> dict:
     def argsort_stable(a, dim, descending):
+        if a.dtype.name == "bfloat16":
+            # ml_dtypes' bfloat16 sorts wrongly around NaN; float32 keys order it exactly
+            a = a.astype(xp.float32)
         if not descending:
             return a.argsort(axis=dim, kind="stable")
         # Negating breaks unsigned ints, bools and NaN; instead sort the reversed input

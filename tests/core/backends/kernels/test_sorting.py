@@ -126,3 +126,12 @@ def test_one_hot_range_errors():
 def test_topk_of_bool_is_refused_like_torch():
     with pytest.raises(NotImplementedError, match="topk: no kernel for CPUBoolType"):
         E.tensor([True, False]).topk(1)
+
+
+def test_bfloat16_sort_with_nan():
+    # ml_dtypes' own bfloat16 sort misorders around NaN; the kernel sorts float32 keys
+    values = [3.0, float("nan"), 1.0, 2.0, -1.0, float("nan"), 0.5]
+    got = E.sort(E.tensor(values, dtype=E.bfloat16))
+    np.testing.assert_array_equal(got.indices.numpy(), [4, 6, 2, 3, 0, 1, 5])
+    top = E.topk(E.tensor(values, dtype=E.bfloat16), 3)
+    np.testing.assert_array_equal(top.indices.numpy(), [1, 5, 0])

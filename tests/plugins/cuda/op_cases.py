@@ -1,0 +1,265 @@
+"""Cases for comparing the cuda backend with the cpu backend op by op, over dtypes.
+
+Each ``Case`` names the kernel it covers (``op``, as in the cpu backend's kernel table),
+a short description, a callable and its inputs as numpy arrays of any dtype; the test
+makes tensors from the inputs on each device, runs the callable with that device as the
+default one (so index tensors and factories inside it land there too) and compares every
+output. The derivative samples of ``tests/core/autograd/op_samples.py`` cover float64
+and gradients; these cases add float16, bfloat16, float32, the integer types and bool,
+special values (NaN, infinities, signed zeros, ties), and the ops without derivatives
+(comparisons, logical and bitwise ops, argmax, one_hot, factories). ``tol`` overrides
+the per-dtype tolerance where an op sums many products (matmul, convolution).
+"""
+from __future__ import annotations
+
+import contextlib
+import zlib
+
+import numpy as np
+
+import ember as E
+
+
+@contextlib.contextmanager
+def default_device(device):
+    """Within the block, factories and ``E.tensor`` create on ``device``."""
+    previous = E.get_default_device()
+    E.set_default_device(device)
+    try:
+        yield
+    finally:
+        E.set_default_device(previous)
+
+
+class Case:
+    """One comparison: ``fn(*tensors(inputs))`` on cuda against the same on cpu."""
+
+    def __init__(self, op, desc, fn, *inputs, tol=None):
+        self.op, self.desc, self.fn, self.inputs, self.tol = op, desc, fn, inputs, tol
+        self.id = f"{op}-{desc}"
+
+
+def gen(shape, dtype, lo=-3.0, hi=3.0, salt=0):
+    """Deterministic test values of ember dtype ``dtype`` as a numpy array."""
+    rng = np.random.default_rng(zlib.crc32(repr((shape, dtype.name, lo, hi, salt)).encode()))
+    if dtype is E.bool_:
+        return rng.random(shape) > 0.5
+    if not dtype.is_floating_point:
+        low = max(int(lo), 0) if dtype is E.uint8 else int(lo)
+        return rng.integers(low, int(hi) + 1, shape).astype(dtype.numpy)
+    return rng.uniform(lo, hi, shape).astype(dtype.numpy)
+
+
+def special(dtype):
+    """NaN, infinities, signed zeros, halves and a tie, as ember dtype ``dtype``."""
+    return np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 2.5, -2.5, 0.5, 1.5, 1.0, 1.0],
+                    dtype=np.float32).astype(dtype.numpy)
+
+
+F16, BF16, F32, I8, I32, I64, U8, B = (E.float16, E.bfloat16, E.float32, E.int8, E.int32,
+                                       E.int64, E.uint8, E.bool_)
+CASES: list = []
+
+
+def case(op, desc, fn, *inputs, tol=None):
+    CASES.append(Case(op, desc, fn, *inputs, tol=tol))
+
+
+UNARY_FLOAT = {"exp": (-3, 3), "exp2": (-3, 3), "log": (0.1, 5), "log2": (0.1, 5),
+               "log10": (0.1, 5), "log1p": (-0.9, 3), "expm1": (-3, 3), "sqrt": (0, 5),
+               "rsqrt": (0.2, 5), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2),
+               "asin": (-1, 1), "acos": (-1, 1), "atan": (-3, 3), "sinh": (-3, 3),
+               "cosh": (-3, 3), "tanh": (-3, 3), "sigmoid": (-8, 8), "erf": (-3, 3),
+               "reciprocal": (0.2, 5), "gelu": (-3, 3), "silu": (-6, 6)}
+for _op, (_lo, _hi) in UNARY_FLOAT.items():
+    for _dt in (F16, BF16, F32, I32):
+        if _dt is I32 and _op in ("gelu", "silu"):
+            continue
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, _lo, _hi))
+case("gelu", "tanh", lambda x: E.gelu(x, approximate="tanh"), gen((5,), F32))
+for _op in ("abs", "neg", "sign", "floor", "ceil", "trunc", "round", "relu", "positive"):
+    for _dt in (I8, I32, I64, F16, BF16, F32):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt))
+    case(_op, "specials", getattr(E, _op), special(F32))
+case("round", "decimals", lambda x: E.round(x, decimals=2), gen((6,), F32))
+case("nan_to_num", "specials", lambda x: E.nan_to_num(x, nan=1.0), special(F32))
+case("nan_to_num", "half", E.nan_to_num, special(F16))
+case("clamp", "int", lambda x: E.clamp(x, -1, 2), gen((3, 4), I32))
+case("clamp", "half", lambda x: E.clamp(x, -1.5, 0.5), gen((3, 4), F16))
+case("clamp_min", "int_tensor", E.clamp_min, gen((3, 4), I32), gen((4,), I32))
+case("clamp_max", "float_specials", lambda x: E.clamp_max(x, 1.0), special(F32))
+
+BINARY = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
+          "pow", "atan2", "maximum", "minimum")
+for _op in BINARY:
+    for _dt in (I32, I64, U8, F16, BF16, F32):
+        if _op == "atan2" and not _dt.is_floating_point:
+            continue
+        lo, hi = (0, 3) if _op == "pow" else (-9, 9)
+        rhs = gen((4,), _dt, 1, 4, salt=1) if _op in ("floor_divide", "remainder", "fmod",
+                                                     "div", "true_divide", "pow") and \
+            not _dt.is_floating_point else gen((4,), _dt, lo, hi, salt=1)
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, lo, hi), rhs)
+    case(_op, "mixed_int32_half", getattr(E, _op), gen((3, 4), I32, 1, 4),
+         gen((4,), F16, 1, 4, salt=2))
+case("add", "scalar_alpha", lambda x, y: E.add(x, y, alpha=-2), gen((5,), I64), gen((5,), I64))
+case("mul", "wrapped_number", lambda x: x * 1000, gen((5,), I8))
+case("pow", "scalar_base", lambda x: 2 ** x, gen((5,), I32, 0, 6))
+case("floor_divide", "boundary", lambda x: x // 0.1, np.array([5.0, -5.0, 0.3], np.float32))
+case("remainder", "boundary", lambda x: x % 0.1, np.array([5.0, -5.0, 0.3], np.float64))
+for _mode in ("trunc", "floor"):
+    case("div", f"{_mode}_int", lambda x, y, m=_mode: E.div(x, y, rounding_mode=m),
+         gen((3, 4), I32, -9, 9), np.array([2, -3, 4, -1], np.int32))
+    case("div", f"{_mode}_float", lambda x, y, m=_mode: E.div(x, y, rounding_mode=m),
+         gen((3, 4), F32), gen((4,), F32, 0.5, 2))
+case("bitwise_left_shift", "counts", E.bitwise_left_shift, gen((8,), I8, -9, 9),
+     np.arange(-1, 7, dtype=np.int8))
+case("bitwise_right_shift", "counts", E.bitwise_right_shift, gen((8,), I32, -99, 99),
+     np.array([-1, 0, 1, 5, 31, 32, 33, 2], np.int32))
+for _op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+            "bitwise_right_shift"):
+    for _dt in (B, U8, I8, I32, I64):
+        if _dt is B and "shift" in _op:
+            continue
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, 0, 5), gen((4,), _dt, 0, 5, 1))
+for _dt in (B, U8, I64):
+    case("bitwise_not", _dt.name, E.bitwise_not, gen((3, 4), _dt))
+for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+    for _dt in (B, U8, I32, F16, BF16):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, -2, 2), gen((4,), _dt, -2, 2, 1))
+    case(_op, "nan_scalar", lambda x, o=_op: getattr(E, o)(x, 1.0), special(F32))
+for _op in ("logical_and", "logical_or", "logical_xor"):
+    for _dt in (B, I32, F32):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, -1, 1), gen((4,), _dt, -1, 1, 1))
+    case(_op, "specials", getattr(E, _op), special(F32), special(F32)[::-1].copy())
+case("logical_not", "float", E.logical_not, special(F32))
+case("logical_not", "int", E.logical_not, gen((5,), I32, -1, 1))
+case("where", "int_scalar", lambda c, x: E.where(c, x, 7), gen((3, 4), B), gen((4,), I32))
+case("where", "half", E.where, gen((3, 1), B), gen((3, 4), F16), gen((4,), F16, salt=1))
+case("lerp.Scalar", "half", lambda a, b: E.lerp(a, b, 0.3), gen((3, 4), F16), gen((4,), F16))
+case("lerp.Tensor", "float", E.lerp, gen((3, 4), F32), gen((4,), F32), gen((3, 4), F32, 0, 1))
+
+# ---- reductions, softmax, sorting
+for _dt in (B, U8, I32, F16, BF16, F32):
+    case("sum", _dt.name, lambda x: (E.sum(x), E.sum(x, (0, 2), keepdim=True)),
+         gen((3, 4, 5), _dt))
+    case("cumsum", _dt.name, lambda x: E.cumsum(x, 1), gen((3, 4), _dt))
+    case("any", _dt.name, lambda x: (E.any(x), E.any(x, 1)), gen((3, 4), _dt, 0, 1))
+    case("all", _dt.name, lambda x: (E.all(x), E.all(x, 0, keepdim=True)), gen((3, 4), _dt, 0, 1))
+for _dt in (I32, F16, F32):
+    case("prod", _dt.name, lambda x: (E.prod(x), E.prod(x, 1)), gen((3, 4), _dt, -2, 2))
+    case("cumprod", _dt.name, lambda x: E.cumprod(x, 0), gen((3, 4), _dt, -2, 2))
+    for _op in ("max", "min"):
+        case(_op, _dt.name, lambda x, o=_op: getattr(E, o)(x), gen((3, 4), _dt, -2, 2))
+        case(f"{_op}.dim", _dt.name, lambda x, o=_op: getattr(E, o)(x, 1), gen((3, 5), _dt, -1, 1))
+        case(f"{_op}.other", _dt.name, getattr(E, _op), gen((3, 4), _dt), gen((4,), _dt, 1))
+        case(f"a{_op}", _dt.name, lambda x, o=_op: getattr(E, "a" + o)(x, (0, 2)),
+             gen((2, 3, 4), _dt, -1, 1))
+        case(f"arg{_op}", _dt.name, lambda x, o=_op: (getattr(E, "arg" + o)(x),
+                                                      getattr(E, "arg" + o)(x, 0)),
+             gen((4, 5), _dt, -1, 1))
+for _op in ("max.dim", "argmax", "argmin", "min.dim"):
+    case(_op, "nan_ties", lambda x, o=_op: getattr(E, o.split(".")[0])(x, 1),
+         np.array([[1, np.nan, 2, np.nan], [3, 3, -1, 3]], np.float32))
+for _dt in (F16, BF16, F32):
+    case("mean", _dt.name, lambda x: (E.mean(x), E.mean(x, (-1, 0))), gen((3, 4, 5), _dt))
+    case("var", _dt.name, lambda x: (E.var(x), E.var(x, 1, correction=0)), gen((3, 8), _dt))
+    case("std", _dt.name, lambda x: E.std(x, 0, keepdim=True), gen((5, 3), _dt))
+    case("norm", _dt.name, lambda x: (E.norm(x), E.norm(x, 1, 1), E.norm(x, float("inf"), 0)),
+         gen((3, 4), _dt))
+    case("logsumexp", _dt.name, lambda x: E.logsumexp(x, 1), gen((3, 6), _dt, -20, 20))
+    case("softmax", _dt.name, lambda x: E.softmax(x, -1), gen((3, 6), _dt, -20, 20))
+    case("log_softmax", _dt.name, lambda x: E.log_softmax(x, 0), gen((3, 6), _dt, -20, 20))
+case("norm.str", "nuclear", lambda x: (E.norm(x, "nuc", (1, 2)), E.norm(x, "fro", (0, 1))),
+     gen((2, 4, 3), F32), tol=(1e-4, 1e-5))
+for _dt in (F16, BF16, F32, I32, B):
+    ties = gen((3, 9), _dt, -2, 2)
+    case("sort", _dt.name, lambda x: (E.sort(x), E.sort(x, 0, descending=True)), ties)
+    case("argsort", _dt.name, lambda x: E.argsort(x, 1, descending=True), ties)
+    if _dt is not B:
+        case("topk", _dt.name, lambda x: (E.topk(x, 3), E.topk(x, 2, 0, largest=False)), ties)
+case("sort", "nan", lambda x: (E.sort(x), E.sort(x, descending=True)), special(F32))
+case("topk", "nan", lambda x: E.topk(x, 4), special(F32))
+case("one_hot", "int64", lambda x: (E.one_hot(x), E.one_hot(x, 7)), gen((3, 4), I64, 0, 5))
+
+# ---- shape, copies, indexing, linear algebra, nn kernels
+_x = gen((2, 3, 4), I32)
+case("cat", "mixed_dtypes", lambda a, b: E.cat([a, b], 1), gen((2, 3), I32), gen((2, 2), F16))
+case("stack", "bool", lambda a, b: E.stack([a, b], -1), gen((2, 3), B), gen((2, 3), B, salt=1))
+case("flip", "int", lambda x: E.flip(x, (0, 2)), _x)
+case("roll", "int", lambda x: E.roll(x, (1, -2), (0, 2)), _x)
+case("repeat", "uint8", lambda x: x.repeat(2, 1, 3), gen((2, 2), U8))
+case("clone", "half_transposed", lambda x: E.clone(x.t()), gen((3, 4), F16))
+case("contiguous", "int_permuted", lambda x: x.permute(2, 0, 1).contiguous(), _x)
+case("fill_", "uint8_wrap", lambda x: x.clone().fill_(-1), gen((2, 3), U8))
+case("copy_", "casts", lambda a, b: (a.clone().copy_(b), b.clone().copy_(a > 0)),
+     gen((2, 3), I32), gen((2, 3), F32))
+case("masked_fill", "int", lambda x, m: E.masked_fill(x, m, -5), gen((3, 4), I64), gen((4,), B))
+case("index", "mask_and_arrays", lambda x, m: (x[m], x[[0, 2, 2], 1:], x[..., [3, 0]]),
+     gen((3, 4), I32), gen((3, 4), B))
+for _dt in (I64, I8, B, F16, BF16, F32):
+    case("index_put_", f"accumulate_{_dt.name}", lambda x, v: _index_put(x, [0, 2, 0], v),
+         gen((3, 4), _dt, 0, 3), gen((3, 4), _dt, 0, 3, salt=1))
+    case("scatter_add", _dt.name, lambda x, s: E.scatter_add(
+        x, 1, E.tensor([[0, 0, 2], [1, 1, 1]]), s), gen((2, 3), _dt, 0, 3), gen((2, 3), _dt, 0, 3))
+case("index_put_", "mask_value", lambda x, m: _set(x, m, 9), gen((3, 4), I32), gen((3, 4), B))
+case("index_select", "int32_index", lambda x: E.index_select(x, 2, E.tensor([3, 0, 3],
+                                                                          dtype=E.int32)), _x)
+case("gather", "int", lambda x: E.gather(x, 0, E.tensor([[1, 0, 1], [0, 0, 1]])),
+     gen((2, 3), I64))
+case("scatter", "bool", lambda x, s: E.scatter(x, 1, E.tensor([[2, 0], [1, 2]]), s),
+     gen((2, 3), B), gen((2, 2), B, salt=1))
+case("scatter.value", "uint8", lambda x: E.scatter(x, 0, E.tensor([[1, 0, 1]]), 200),
+     gen((2, 3), U8))
+case("take_along_dim", "negative", lambda x: (E.take_along_dim(x, E.tensor([[-1, 0], [2, 1]]), 1),
+                                              E.take_along_dim(x, E.tensor([5, -6]))),
+     gen((2, 3), F16))
+for _dt in (F16, BF16, F32, I64):
+    tol = (2e-2, 2e-2) if _dt in (F16, BF16) else None
+    case("matmul", _dt.name, lambda a, b: (a @ b, a[0] @ b, a @ b[:, 0]),
+         gen((2, 3, 8), _dt, -2, 2), gen((8, 5), _dt, -2, 2, 1), tol=tol)
+    case("mm", _dt.name, E.mm, gen((4, 8), _dt, -2, 2), gen((8, 3), _dt, -2, 2, 1), tol=tol)
+    case("bmm", _dt.name, E.bmm, gen((2, 3, 8), _dt, -2, 2), gen((2, 8, 4), _dt, -2, 2), tol=tol)
+    case("addmm", _dt.name, lambda c, a, b: E.addmm(c, a, b, beta=2, alpha=-1), gen((3,), _dt),
+         gen((2, 8), _dt, -2, 2), gen((8, 3), _dt, -2, 2, 1), tol=tol)
+    case("dot", _dt.name, E.dot, gen((16,), _dt, -2, 2), gen((16,), _dt, -2, 2, 1), tol=tol)
+    case("outer", _dt.name, E.outer, gen((3,), _dt), gen((4,), _dt, salt=1), tol=tol)
+    case("einsum", _dt.name, lambda a, b: E.einsum("bij,jk->bki", a, b),
+         gen((2, 3, 8), _dt, -2, 2), gen((8, 5), _dt, -2, 2, 1), tol=tol)
+for _dt in (F16, F32):
+    case("_convolution", _dt.name, lambda x, w, b: E.nn.functional.conv2d(x, w, b, padding=1),
+         gen((2, 3, 6, 6), _dt), gen((4, 3, 3, 3), _dt), gen((4,), _dt), tol=(2e-2, 2e-2)
+         if _dt is F16 else (1e-4, 1e-5))
+    case("convolution_backward", _dt.name, lambda g, x, w: E.convolution_backward(
+        g, x, w, (1, 1), (1, 1), (1, 1), False, (0, 0), 1, (True, True, True)),
+        gen((2, 4, 6, 6), _dt), gen((2, 3, 6, 6), _dt), gen((4, 3, 3, 3), _dt),
+        tol=(5e-2, 5e-2) if _dt is F16 else (1e-4, 1e-4))
+for _dt in (F16, F32, I32):
+    case("max_pool2d_with_indices", _dt.name,
+         lambda x: (E.max_pool2d_with_indices(x, (2, 2), (2, 2), (0, 0), (1, 1), False),
+                    E.max_pool2d_with_indices(x, (3, 3), (1, 2), (1, 1), (1, 1), True)),
+         gen((2, 3, 7, 7), _dt, -2, 2))
+case("max_pool2d_with_indices_backward", "overlap", lambda g, x: E.max_pool2d_with_indices_backward(
+    g, x, (3, 3), (1, 1), (1, 1), (1, 1), False,
+    E.max_pool2d_with_indices(x, (3, 3), (1, 1), (1, 1), (1, 1), False)[1]),
+    gen((1, 2, 5, 5), F32), gen((1, 2, 5, 5), F32, -1, 1))
+case("empty", "shape", lambda: E.empty(2, 3, dtype=E.int16).shape)
+case("full", "int", lambda: E.full((2, 3), 7, dtype=E.int32))
+case("arange", "float", lambda: (E.arange(0, 1, 0.1), E.arange(5, dtype=E.uint8)))
+case("linspace", "half", lambda: E.linspace(-1, 1, 7, dtype=E.float16))
+case("eye", "bool", lambda: E.eye(3, 4, dtype=E.bool_))
+RANDOM = ("rand", "randn", "randint")  # statistics, in test_random_factories
+
+
+def _index_put(x, index, value):
+    from ember._indexing import index_put_normalized, normalize
+    y = x.clone()
+    return index_put_normalized(y, normalize(y, E.tensor(index))[0], value[:len(index)],
+                                accumulate=True)
+
+
+def _set(x, index, value):
+    y = x.clone()
+    y[index] = value
+    return y
+
