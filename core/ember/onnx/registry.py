@@ -122,16 +122,25 @@ def register_symbolic(op: str, fn: Optional[Callable] = None, *, opset: int = MI
     return SymbolicHandle(entry)
 
 
+_plugin_cache: tuple = (-1, {})   # (manager.generation, op -> entries)
+
+
 def _plugin_entries() -> dict[str, list[Symbolic]]:
+    """The plugins' entries by op, rebuilt only when plugins (re)load: ``lookup`` runs
+    once per exported node."""
+    global _plugin_cache
     from ..plugins import manager
     manager.ensure_loaded()
-    out: dict[str, list[Symbolic]] = {}
+    generation, table = _plugin_cache
+    if generation == manager.generation:
+        return table
+    table = {}
     for item in manager.registered.get("ember_onnx_symbolics", ()):
         entry = as_symbolic(item)
         owner = (getattr(entry.fn, "__module__", None) or "?").split(".")[0]
-        entry = replace(entry, origin=f"plugin:{owner}")
-        out.setdefault(entry.op, []).append(entry)
-    return out
+        table.setdefault(entry.op, []).append(replace(entry, origin=f"plugin:{owner}"))
+    _plugin_cache = (manager.generation, table)
+    return table
 
 
 def as_symbolic(item, origin: str = "plugin") -> Symbolic:

@@ -250,6 +250,7 @@ def _factories(cupy, generic: dict, bfloat16: bool) -> dict:
 
 
 def no_bfloat16_message(version: str) -> str:
+    """The TypeError text for bfloat16 on a CuPy ``version`` below 14, with the way out."""
     return (f"the cuda backend cannot hold bfloat16 with CuPy {version} (CuPy supports "
             f"ml_dtypes' bfloat16 from version 14): upgrade with pip install -U "
             f"'ember-cuda[cuda13]' (or [cuda12]), or use float16 or float32")

@@ -79,6 +79,7 @@ class CupyRuntime:
         self.out_of_memory = cupy.cuda.memory.OutOfMemoryError
 
     def device_of(self, a) -> int:
+        """The index of the GPU holding CuPy array ``a``."""
         return a.device.id
 
     def on_device(self, index: int):
@@ -90,6 +91,7 @@ class CupyRuntime:
         return self.cupy.cuda.get_current_stream().ptr
 
     def pointer(self, a) -> int:
+        """``a``'s device address, as the cuDNN variant pack takes it."""
         return a.data.ptr
 
     def workspace(self, nbytes: int):
