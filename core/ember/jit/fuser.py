@@ -34,7 +34,7 @@ from ember.jit.kinds import prim
 __all__ = ["Fuser", "FusionDeclined", "FusionFallback", "FusionGroupOp", "FUSIBLE_KINDS",
            "CHUNK_KINDS", "register_fuser", "unregister_fuser", "using_fuser", "get_fuser",
            "registered_fusers", "can_fuse_node", "group_device", "fusion_fallbacks",
-           "clear_fusion_fallbacks"]
+           "clear_fusion_fallbacks", "record_fallback"]
 
 logger = logging.getLogger("ember.jit.fuser")
 
@@ -213,6 +213,24 @@ def clear_fusion_fallbacks() -> None:
     _fallbacks.clear()
 
 
+def record_fallback(fuser, device, reason: str, subgraph,
+                    level: int = logging.INFO) -> FusionFallback:
+    """Record and log that a FusionGroup ran unfused: ``fuser`` (the fuser object, or
+    None), ``device`` (an ember Device, or None), why, and the group's ``Subgraph``.
+
+    FusionGroupOp calls it when a group cannot be compiled; a fuser's kernel calls it when
+    it runs one call unfused itself (an input too large for its kernel), so the reason
+    shows in :func:`fusion_fallbacks` and the executor's ``get_debug_state()``. Returns
+    the :class:`FusionFallback`.
+    """
+    name = None if fuser is None else getattr(fuser, "name", type(fuser).__name__)
+    record = FusionFallback(name, None if device is None else str(device), reason,
+                            tuple(n.kind for n in subgraph.nodes()))
+    _fallbacks.append(record)
+    logger.log(level, "FusionGroup runs unfused: %s", record)
+    return record
+
+
 def group_device(node):
     """The device a FusionGroup runs on: its ``device`` attribute (set by FuseGraph), else
     the one device all its subgraph's tensor inputs share, else None."""
@@ -233,7 +251,7 @@ class FusionGroupOp:
     or the compiled kernel later raises or returns the wrong number of outputs, the group
     runs its subgraph unfused from then on; the reason goes to the ``ember.jit.fuser``
     logger and to :func:`fusion_fallbacks`. A runtime error the unfused ops also raise
-    (a shape mismatch) therefore reaches the caller as the eager ops word it.
+    (a shape mismatch) reaches the caller as the eager ops word it, and keeps the kernel.
 
     Attributes:
         kernel: the compiled callable, or None when the group runs unfused.
@@ -272,7 +290,11 @@ class FusionGroupOp:
             try:
                 outs = list(kernel(*inputs))
             except Exception as e:  # noqa: BLE001 - the unfused run re-raises real errors
+                # inputs the unfused ops refuse too (a shape mismatch) raise their error
+                # here and keep the kernel; otherwise the kernel is at fault
+                result = run_graph(self.subgraph, inputs)
                 self._disable(f"kernel failed: {type(e).__name__}: {e}")
+                return result
             else:
                 if len(outs) == self._num_outputs:
                     return outs
@@ -286,13 +308,7 @@ class FusionGroupOp:
             self._fall_back(reason, logging.WARNING)
 
     def _fall_back(self, reason: str, level: int) -> None:
-        name = None if self.fuser is None else getattr(self.fuser, "name",
-                                                       type(self.fuser).__name__)
-        record = FusionFallback(name, None if self.device is None else str(self.device),
-                                reason, tuple(n.kind for n in self.subgraph.nodes()))
-        self.fallback = record
-        _fallbacks.append(record)
-        logger.log(level, "FusionGroup runs unfused: %s", record)
+        self.fallback = record_fallback(self.fuser, self.device, reason, self.subgraph, level)
 
 
 register_prim_factory(prim.FusionGroup)(FusionGroupOp)

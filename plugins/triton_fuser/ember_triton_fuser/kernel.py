@@ -1,0 +1,196 @@
+"""FusedKernel: runs one FusionGroup's generated kernel on ember Tensors.
+
+Per call it needs the inputs' shapes and strides: from them it works out the pieces of
+chunked inputs, each value's shape (broadcasting), the outputs' shapes, and the
+:class:`~ember_triton_fuser.layout.Layout`. All of that is kept per distinct
+``(shape, strides)`` of the inputs (a ``CallSpec``), so a steady loop does a dict lookup,
+allocates the outputs and launches. The compiled kernel comes from the compile cache,
+whose key has no sizes: a new batch size builds a new CallSpec, not a new kernel.
+
+A call the kernel cannot take (a row wider than ``codegen.MAX_BLOCK_C``, shapes that do
+not broadcast) runs the group's ops unfused for that call; the reason is logged and kept
+in ``ember.jit.fuser.fusion_fallbacks()`` once per distinct input layout. Unfused ops
+raise the error a caller should see (a shape mismatch, in eager op's words).
+
+Reference: PyTorch's ``torch/csrc/jit/fuser/executor.cpp`` (``runFusion``: expand the
+inputs' sizes, compute the output map, launch or fall back).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ember.dispatch import wrap
+from ember.jit.fuser import record_fallback
+from ember.jit.interpreter import run_graph
+
+from . import cache, codegen
+from .layout import broadcast_shapes, make_layout
+
+__all__ = ["FusedKernel", "CallSpec"]
+
+_MAX_SPECS = 64
+_BLOCK = 1024           # elements per program of a pointwise kernel
+_ROW_ELEMENTS = 4096    # elements per program of a row kernel (BLOCK_R * BLOCK_C)
+
+
+class CallSpec:
+    """What one input layout needs: ``slices`` (per plan arg: input index and a slicing
+    tuple or None), output ``shapes``/``dtypes``, the launch ``grid``, the scalar
+    arguments ``scalars`` and ``constexprs``, and ``kernel``; or ``unfused`` (a reason)
+    when this layout runs unfused."""
+
+    __slots__ = ("slices", "shapes", "dtypes", "grid", "scalars", "constexprs", "kernel",
+                 "source", "unfused", "num_warps")
+
+    def __init__(self):
+        self.unfused = None
+        self.kernel = self.source = None
+
+
+def _piece_slices(shape: tuple, piece: tuple) -> tuple:
+    """The slicing tuple of a chunk/split piece of an input of ``shape``. Raises
+    ValueError when the input splits into another number of pieces than traced."""
+    kind, dim, param, index = piece
+    rank = len(shape)
+    if not -rank <= dim < rank:
+        raise ValueError(f"{kind}: dim {dim} out of range for a tensor of rank {rank}")
+    dim %= rank
+    n = shape[dim]
+    if kind == "ember::chunk":
+        step = -(-n // param) if n else 0
+        bounds = [(i, min(i + step, n)) for i in range(0, n, step)] if step else []
+    elif kind == "ember::split":
+        bounds = [(i, min(i + param, n)) for i in range(0, n, param)] if n else [(0, 0)]
+    else:
+        if sum(param) != n:
+            raise ValueError(f"split: sizes {list(param)} do not add up to {n}")
+        starts = np.cumsum((0,) + tuple(param))
+        bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
+    if index >= len(bounds):
+        raise ValueError(f"{kind} of a dimension of size {n} gives {len(bounds)} pieces; the "
+                         f"traced graph unpacks at least {index + 1}")
+    lo, hi = bounds[index]
+    return (slice(None),) * dim + (slice(lo, hi),)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+class FusedKernel:
+    """``kernel(*inputs) -> list of outputs`` for one FusionGroup (see the module doc).
+
+    Args:
+        plan: the group's :class:`~ember_triton_fuser.lowering.KernelPlan`.
+        subgraph: the group's Subgraph (run unfused when a call cannot launch).
+        fuser: the TritonFuser (its ``pointer``, ``capability`` and ``interpret``).
+        device: the group's ember Device (for fallback records), or None.
+    """
+
+    def __init__(self, plan, subgraph, fuser, device=None):
+        self.plan, self.subgraph, self.fuser, self.device = plan, subgraph, fuser, device
+        self._specs: dict = {}
+
+    def __call__(self, *inputs) -> list:
+        arrays = [t._data for t in inputs]
+        key = tuple((a.shape, a.strides, a.dtype) for a in arrays)
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._build(arrays)
+            if len(self._specs) >= _MAX_SPECS:
+                self._specs.clear()
+            self._specs[key] = spec
+        if spec.unfused is not None:
+            return run_graph(self.subgraph, inputs)
+        backend = inputs[0]._type.backend
+        xp = backend.xp
+        outs = [xp.empty(s, dtype=d) for s, d in zip(spec.shapes, spec.dtypes)]
+        if spec.grid[0] > 0:
+            pointer = self.fuser.pointer
+            ptrs = [pointer(arrays[i] if sl is None else arrays[i][sl]) for i, sl in spec.slices]
+            ptrs += [pointer(o) for o in outs]
+            self.fuser.launch(spec.kernel[spec.grid], ptrs + spec.scalars, spec.constexprs,
+                              spec.num_warps)
+        return [wrap(o, backend) for o in outs]
+
+    # ---- building a CallSpec ---------------------------------------------------------
+    def _build(self, arrays) -> CallSpec:
+        spec = CallSpec()
+        try:
+            self._fill(spec, arrays)
+        except (ValueError, IndexError) as e:
+            spec.unfused = str(e)
+        if spec.unfused is not None:
+            record_fallback(self.fuser, self.device,
+                            f"inputs {[tuple(a.shape) for a in arrays]}: {spec.unfused}",
+                            self.subgraph, logging.INFO)
+        return spec
+
+    def _fill(self, spec: CallSpec, arrays) -> None:
+        plan = self.plan
+        if len(arrays) != plan.num_inputs:
+            raise ValueError(f"the kernel takes {plan.num_inputs} inputs, got {len(arrays)}")
+        views, slices = [], []
+        for arg in plan.args:
+            a = arrays[arg.input]
+            if np.dtype(a.dtype) != np.dtype(arg.dtype.numpy):
+                raise ValueError(f"input {arg.input} has dtype {a.dtype}, the kernel was built "
+                                 f"for {arg.dtype}")
+            sl = None if arg.piece is None else _piece_slices(a.shape, arg.piece)
+            view = a if sl is None else a[sl]
+            views.append((tuple(view.shape), tuple(s // view.itemsize for s in view.strides)))
+            slices.append((arg.input, sl))
+        shapes = {f"x{j}": v[0] for j, v in enumerate(views)}
+        nokeep = set()
+        for step in plan.steps:
+            if step.expr is not None:
+                shapes[step.name] = broadcast_shapes(*(shapes[d] for d in step.deps))
+            elif step.kind in ("ember::softmax", "ember::log_softmax"):
+                shapes[step.name] = shapes[step.source]
+            else:
+                src = shapes[step.source]
+                shapes[step.name] = src[:-1] + ((1,) if step.keepdim else ())
+                if not step.keepdim:
+                    nokeep.add(step.name)
+        shape = broadcast_shapes(*(v[0] for v in views))
+        spec.slices = slices
+        spec.shapes = [shapes[o.name] for o in plan.outputs]
+        spec.dtypes = [np.dtype(o.dtype.numpy) for o in plan.outputs]
+        operands = list(views)
+        for o, s in zip(plan.outputs, spec.shapes):
+            strides = _contiguous_strides(s)
+            if o.name in nokeep:
+                s, strides = s + (1,), strides + (0,)
+            operands.append((s, strides))
+        layout = make_layout(shape, operands, plan.rowwise)
+        if plan.rowwise:
+            block_c = _next_pow2(layout.cols)
+            if block_c > codegen.MAX_BLOCK_C:
+                raise ValueError(f"rows of {layout.cols} elements do not fit one block "
+                                 f"(at most {codegen.MAX_BLOCK_C})")
+            block_r = max(1, _ROW_ELEMENTS // block_c)  # not from R: batch sizes share it
+            spec.constexprs = {"BLOCK_R": block_r, "BLOCK_C": block_c}
+            spec.grid = (-(-layout.rows // block_r) if layout.cols else 0,)
+            head = [layout.rows, layout.cols]
+            spec.num_warps = 4 if block_r * block_c <= 2048 else 8
+        else:
+            spec.constexprs = {"BLOCK": _BLOCK}
+            spec.grid = (-(-layout.numel // _BLOCK),)
+            head = [layout.numel]
+            spec.num_warps = 4
+        source, kernel = cache.get_kernel(plan, layout.pattern, layout.wide,
+                                          self.fuser.capability(), self.fuser.interpret)
+        scalars = head + list(layout.sizes[1:])
+        for j, d in source.strides:
+            scalars.append(layout.col_strides[j] if d == "c" else layout.strides[j][d])
+        spec.scalars, spec.kernel, spec.source = scalars, kernel, source
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for s in reversed(shape):
+        strides.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(strides))

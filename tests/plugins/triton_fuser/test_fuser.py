@@ -1,0 +1,284 @@
+"""TritonFuser end to end, through Triton's interpreter on CPU tensors (runs in CI).
+
+Each test traces a function with a TritonFuser(interpret=True) registered for "cpu", so
+FuseGraph forms FusionGroups on CPU graphs and the generated kernels run on the numpy
+arrays; results are compared with ember's eager (unfused) ops, and with numpy in float64.
+"""
+import logging
+
+import numpy as np
+import pytest
+
+import ember as E
+import ember.nn.functional as F
+from ember.jit import fuser as jit_fuser
+
+from ember_triton_fuser import TritonFuser, cache, codegen
+
+pytestmark = pytest.mark.triton_interpreter
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture
+def fuser():
+    f = TritonFuser("cpu", interpret=True)
+    jit_fuser.clear_fusion_fallbacks()
+    with jit_fuser.using_fuser("cpu", f):
+        yield f
+
+
+def tensor(*shape, dtype=np.float32, low=-2.0, high=2.0):
+    return E.tensor(RNG.uniform(low, high, shape).astype(dtype))
+
+
+def groups(traced, *args):
+    g = traced.graph_for(*args)
+    return [n for n in g.all_nodes() if n.kind == "prim::FusionGroup"]
+
+
+def check(fn, *args, rtol=1e-5, atol=1e-6, num_groups=1):
+    """Trace ``fn`` with the fuser, check the groups ran fused and match eager."""
+    traced = E.jit.trace(fn, args, check_trace=False)
+    got = traced(*args)
+    assert len(groups(traced, *args)) == num_groups
+    assert jit_fuser.fusion_fallbacks() == []
+    want = fn(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        gn, wn = g.numpy(), w.numpy()
+        if gn.dtype.kind in "biu":
+            np.testing.assert_array_equal(gn, wn)
+        else:
+            np.testing.assert_allclose(gn.astype(np.float64), wn.astype(np.float64),
+                                       rtol=rtol, atol=atol)
+    return traced
+
+
+def chain10(x, y):
+    a = x * 1.5 + y
+    b = a.sigmoid() * x - 0.25
+    c = b.tanh().abs() + y.exp()
+    return c.sqrt() * a
+
+
+def test_pointwise_chain_matches_numpy_float64(fuser):
+    x, y = tensor(37, 19), tensor(37, 19)
+    traced = check(chain10, x, y)
+    a, b = x.numpy().astype(np.float64), y.numpy().astype(np.float64)
+    t = a * 1.5 + b
+    ref = np.sqrt(np.abs(np.tanh(1 / (1 + np.exp(-t)) * a - 0.25)) + np.exp(b)) * t
+    np.testing.assert_allclose(traced(x, y).numpy(), ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("xs, ys", [((4, 8), (8,)), ((3, 1, 5), (1, 4, 1)), ((6, 5), ()),
+                                    ((2, 3, 4), (3, 1)), ((1,), (5, 1))])
+def test_broadcasting(fuser, xs, ys):
+    check(lambda x, y: ((x - y) * x).relu() + y, tensor(*xs), tensor(*ys))
+
+
+def test_non_contiguous_and_offset_inputs(fuser):
+    base = tensor(9, 12)
+    x = base.t()                      # strides (1, 12)
+    y = tensor(12, 20)[:, 3:12]        # an offset, strided view
+    check(lambda a, b: (a * b).sin() - b, x, y)
+
+
+def test_several_outputs(fuser):
+    def fn(x, y):
+        s = x + y
+        return s.exp(), s * y, (s > 0.5)
+    check(fn, tensor(5, 7), tensor(5, 7))
+
+
+def lstm_cell(x, hx, cx, w_ih, w_hh, b):
+    gates = x.mm(w_ih.t()) + hx.mm(w_hh.t()) + b
+    i, f, g, o = gates.chunk(4, 1)
+    cy = f.sigmoid() * cx + i.sigmoid() * g.tanh()
+    return o.sigmoid() * cy.tanh(), cy
+
+
+def test_lstm_cell_chunk(fuser):
+    args = (tensor(3, 6), tensor(3, 5), tensor(3, 5), tensor(20, 6), tensor(20, 5),
+            tensor(20))
+    # two kernels, as in PyTorch before it moves chunks: the gate sums, then the chunked
+    # gates read in place by one kernel for the rest of the cell
+    traced = check(lstm_cell, *args, rtol=1e-5, atol=1e-6, num_groups=2)
+    kinds = [[n.kind for n in g.g("Subgraph").nodes()] for g in groups(traced, *args)]
+    assert sum("ember::chunk" in k for k in kinds) == 1
+
+
+def test_split_and_split_sizes(fuser):
+    x = tensor(7, 6)
+    check(lambda t: (lambda a, b: a.exp().sum(-1, keepdim=True) * b.cos())(*t.split([3, 3], 1)),
+          x)
+    check(lambda t: (lambda a, b: a.exp() - b)(*t.split(3, 1)), x)
+
+
+def test_softmax_and_log_softmax(fuser):
+    x = tensor(6, 37)
+    check(lambda t: F.softmax(t * 2, -1) + 1, x)
+    check(lambda t: F.log_softmax(t - 1, -1) * 2, x)
+
+
+def test_manual_softmax_with_reductions(fuser):
+    def fn(x):
+        e = (x - x.amax(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+    x = tensor(5, 3, 11)
+    got = check(fn, x)(x).numpy().astype(np.float64)
+    a = x.numpy().astype(np.float64)
+    e = np.exp(a - a.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-5)
+
+
+def test_layer_norm_decomposed_into_one_group(fuser):
+    x, w, b = tensor(7, 24), tensor(24), tensor(24)
+    check(lambda t, w, b: F.layer_norm(t, (24,), w, b) * 2, x, w, b, rtol=1e-4, atol=1e-5)
+
+
+def test_reductions_keepdim_false_output_and_nan(fuser):
+    x = tensor(4, 9)
+    x.numpy()[1, 3] = np.nan
+
+    def fn(t):
+        s = t * 2
+        return s.sum(-1), s.amin(-1, keepdim=True) + s.mean(-1, keepdim=True), s.amax(-1)
+    check(fn, x)
+
+
+def test_reduction_of_broadcast_value(fuser):
+    # the reduced value is (R, 1): the "narrow" path of the row kernel
+    check(lambda x, m: (x * m.exp()).sum(-1, keepdim=True) + (m * 2).sum(-1, keepdim=True),
+          tensor(4, 6), tensor(4, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float64])
+def test_float_dtypes(fuser, dtype):
+    if dtype == "bfloat16":
+        x, y = tensor(8, 9).to(E.bfloat16), tensor(8, 9).to(E.bfloat16)
+        tol = dict(rtol=2e-2, atol=2e-2)
+    else:
+        x, y = tensor(8, 9, dtype=dtype), tensor(8, 9, dtype=dtype)
+        tol = dict(rtol=2e-3, atol=2e-3) if dtype == np.float16 else dict(rtol=1e-12)
+    check(lambda a, b: (a * b + 0.5).sigmoid() - b, x, y, **tol)
+    check(lambda a: F.softmax(a, -1) * 3, x, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8])
+def test_integer_dtypes(fuser, dtype):
+    x = E.tensor(RNG.integers(1, 50, (6, 7)).astype(dtype))
+    y = E.tensor(RNG.integers(1, 9, (6, 7)).astype(dtype))
+    check(lambda a, b: ((a * b + 3) // b) % 7 + (a & b), x, y)
+    check(lambda a, b: (a > b) | (a == 3), x, y)
+    check(lambda a, b: (a * b).sum(-1, keepdim=True) + a, x, y)
+
+
+def test_bool_and_promotion(fuser):
+    a = E.tensor(RNG.integers(0, 2, (5, 6)).astype(bool))
+    x = E.tensor(RNG.integers(-4, 4, (5, 6)).astype(np.int32))
+    y = tensor(5, 6)
+    check(lambda m, i, f: E.where(m, i * 2, f) + (i > 0).logical_xor(m), a, x, y)
+    check(lambda i, f: (i + f) * 0.5 + i / 3, x, y)
+
+
+def test_kernels_are_cached_across_batch_sizes(fuser):
+    traced = E.jit.trace(chain10, (tensor(4, 8), tensor(4, 8)), check_trace=False)
+    traced(tensor(4, 8), tensor(4, 8))
+    before = cache.stats()
+    for rows in (5, 16, 3, 33):
+        x, y = tensor(rows, 8), tensor(rows, 8)
+        np.testing.assert_allclose(traced(x, y).numpy(), chain10(x, y).numpy(), rtol=1e-5)
+    after = cache.stats()
+    assert after.entries == before.entries and after.misses == before.misses
+    assert after.hits >= before.hits + 4
+
+
+def test_debug_env_prints_source(fuser, monkeypatch, capfd):
+    cache.clear()
+    monkeypatch.setenv("EMBER_FUSION_DEBUG", "1")
+    traced = E.jit.trace(lambda x: (x * 3).cos() + x, (tensor(3, 3),), check_trace=False)
+    traced(tensor(3, 3))
+    err = capfd.readouterr().err
+    assert "@triton.jit" in err and "tl.store" in err and "ember::cos" in err
+
+
+def test_compile_failure_falls_back_with_reason(fuser, monkeypatch, caplog):
+    from ember_triton_fuser import fuser as fuser_module
+
+    def broken(subgraph):
+        raise RuntimeError("codegen exploded")
+    monkeypatch.setattr(fuser_module, "lower_subgraph", broken)
+    x, y = tensor(4, 5), tensor(4, 5)
+    with caplog.at_level(logging.WARNING, logger="ember.jit.fuser"):
+        traced = E.jit.trace(chain10, (x, y), check_trace=False)
+        np.testing.assert_allclose(traced(x, y).numpy(), chain10(x, y).numpy(), rtol=1e-6)
+    [record] = jit_fuser.fusion_fallbacks()
+    assert record.fuser == "triton" and "codegen exploded" in record.reason
+    assert "codegen exploded" in caplog.text
+    state = traced.get_debug_state() if hasattr(traced, "get_debug_state") else None
+    if state is not None:
+        assert record in state["fusion_fallbacks"]
+
+
+def test_declined_group_runs_unfused(fuser, monkeypatch):
+    from ember.jit.fuser import FusionDeclined
+    from ember_triton_fuser import fuser as fuser_module
+
+    def declines(subgraph):
+        raise FusionDeclined("not today")
+    monkeypatch.setattr(fuser_module, "lower_subgraph", declines)
+    x, y = tensor(4, 5), tensor(4, 5)
+    traced = E.jit.trace(chain10, (x, y), check_trace=False)
+    np.testing.assert_allclose(traced(x, y).numpy(), chain10(x, y).numpy(), rtol=1e-6)
+    [record] = jit_fuser.fusion_fallbacks()
+    assert record.reason == "declined: not today"
+
+
+def test_row_too_wide_runs_unfused_for_that_call(fuser, monkeypatch):
+    monkeypatch.setattr(codegen, "MAX_BLOCK_C", 8)
+    fn = lambda t: F.softmax(t * 2, -1)  # noqa: E731
+    traced = E.jit.trace(fn, (tensor(3, 4),), check_trace=False)
+    np.testing.assert_allclose(traced(tensor(3, 4)).numpy().sum(-1), 1, rtol=1e-6)
+    wide = tensor(3, 20)
+    np.testing.assert_allclose(traced(wide).numpy(), fn(wide).numpy(), rtol=1e-6)
+    [record] = jit_fuser.fusion_fallbacks()
+    assert "do not fit one block" in record.reason
+
+
+def test_shape_mismatch_raises_eager_error_and_keeps_the_kernel(fuser):
+    fn = lambda a, b: (a + b).exp() * a  # noqa: E731
+    traced = E.jit.trace(fn, (tensor(3, 4), tensor(3, 4)), check_trace=False)
+    with pytest.raises(Exception, match="shapes do not broadcast") as fused:
+        traced(tensor(3, 4), tensor(5, 4))
+    assert "ember::add" in str(fused.value)
+    x, y = tensor(3, 4), tensor(3, 4)
+    np.testing.assert_allclose(traced(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)
+    kernels = [r for r in jit_fuser.fusion_fallbacks() if "kernel failed" in r.reason]
+    assert kernels == []
+
+
+def test_backward_through_fused_groups(fuser):
+    args = [tensor(3, 6), tensor(3, 5), tensor(3, 5), tensor(20, 6), tensor(20, 5),
+            tensor(20)]
+    for a in args:
+        a.requires_grad_()
+    traced = E.jit.trace(lstm_cell, tuple(args), check_trace=False)
+    for _ in range(2):      # the second call runs the optimized plan's backward too
+        hy, cy = traced(*args)
+        (hy.sum() + (cy * cy).sum()).backward()
+    fused_grads = [a.grad.numpy().copy() for a in args]
+    for a in args:
+        a.grad = None
+    for _ in range(2):
+        hy, cy = lstm_cell(*args)
+        (hy.sum() + (cy * cy).sum()).backward()
+    for g, a in zip(fused_grads, args):
+        np.testing.assert_allclose(g, a.grad.numpy(), rtol=1e-4, atol=1e-5)
+    assert jit_fuser.fusion_fallbacks() == []
+
+
+def test_fuser_requires_interpret_off_cuda():
+    with pytest.raises(ValueError, match="interpret=True"):
+        TritonFuser("cpu")
