@@ -34,6 +34,17 @@ __all__ = ["TritonFuser"]
 _EXACT = None
 
 
+def _check_interpreter_on() -> None:
+    """Raise RuntimeError unless Triton's standard library (``tl.max``, ``tl.sigmoid``)
+    was built for the interpreter: it is decorated when ``triton.language`` is first
+    imported, and generated row kernels call it."""
+    import triton.language as tl
+    if type(tl.max).__name__ != "InterpretedFunction":
+        raise RuntimeError("TritonFuser(interpret=True): Triton's interpreter must be on "
+                           "before triton is first imported; set TRITON_INTERPRET=1 in the "
+                           "environment before importing ember_triton_fuser or triton")
+
+
 def _exact_math_options() -> dict:
     """Launch options that keep eager's numbers: no a*b+c contraction into FMA
     (``enable_fp_fusion``), no flushing of float32 subnormals in libdevice
@@ -53,7 +64,8 @@ class TritonFuser(Fuser):
         device_type: the device type whose groups it compiles ("cuda"; "cpu" only with
             ``interpret``).
         interpret: run kernels through Triton's interpreter on host memory.
-    Raises ValueError for a non-CUDA ``device_type`` without ``interpret``.
+    Raises ValueError for a non-CUDA ``device_type`` without ``interpret``, and
+    RuntimeError for ``interpret`` when Triton was imported without its interpreter.
     """
 
     name = "triton"
@@ -63,6 +75,8 @@ class TritonFuser(Fuser):
             raise ValueError(f"TritonFuser: Triton kernels run on CUDA devices; for "
                              f"device_type={device_type!r} pass interpret=True (Triton's "
                              f"interpreter on host memory)")
+        if interpret:
+            _check_interpreter_on()
         self.device_type = device_type
         self.interpret = bool(interpret)
         self._capabilities: dict = {}

@@ -282,3 +282,13 @@ def test_backward_through_fused_groups(fuser):
 def test_fuser_requires_interpret_off_cuda():
     with pytest.raises(ValueError, match="interpret=True"):
         TritonFuser("cpu")
+
+
+def test_interpret_needs_the_interpreter_on_at_import(monkeypatch):
+    import triton.language as tl
+
+    class Compiled:
+        pass
+    monkeypatch.setattr(tl, "max", Compiled())
+    with pytest.raises(RuntimeError, match="TRITON_INTERPRET=1"):
+        TritonFuser("cpu", interpret=True)
