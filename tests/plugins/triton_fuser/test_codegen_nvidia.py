@@ -21,6 +21,8 @@ from ember.jit import fuser as jit_fuser
 
 from ember_triton_fuser import TritonFuser, launch
 
+from ._nvidia import nvidia_ttir
+
 POINTER = {"bool": "*i8", "uint8": "*u8", "int8": "*i8", "int16": "*i16", "int32": "*i32",
            "int64": "*i64", "float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32",
            "float64": "*fp64"}
@@ -93,23 +95,12 @@ class Capturing(TritonFuser):
 
 
 def _ttir(plan, spec):
-    from triton._C.libtriton import ir
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler.compiler import ASTSource, make_backend
-    target = GPUTarget("cuda", 90, 32)
-    backend = make_backend(target)
-    options = backend.parse_options({"enable_fp_fusion": False})
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
     dtypes = [a.dtype for a in plan.args] + [o.dtype for o in plan.outputs]
     signature = {}
     for i, name in enumerate(spec.kernel.arg_names):
         signature[name] = (POINTER[dtypes[i].name] if i < len(dtypes) else
                            "constexpr" if name in spec.constexprs else "i32")
-    src = ASTSource(spec.kernel, signature, constexprs=dict(spec.constexprs))
-    return src.make_ir(target, options, backend.get_codegen_implementation(options),
-                       backend.get_module_map(), context)
+    return nvidia_ttir(spec.kernel, signature, dict(spec.constexprs))
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))

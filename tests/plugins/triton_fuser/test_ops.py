@@ -25,6 +25,8 @@ from ember.jit.fuser import CHUNK_KINDS, FUSIBLE_KINDS, FusionDeclined
 from ember.jit.op_registry import op_info
 
 from ember_triton_fuser import interpreter, ops
+
+from ._nvidia import nvidia_ttir
 from ember_triton_fuser.ops import Operand, compute_dtype, lower, triton_type
 
 # the interpreter computes with numpy, which warns where a GPU quietly gives inf or NaN
@@ -387,22 +389,6 @@ def test_compute_and_triton_types():
 
 
 # ---- the expressions compile for a GPU (no GPU needed) ---------------------------------------
-def _nvidia_ttir(fn, signature):
-    """``fn`` lowered to Triton IR for an sm_90 GPU, with Triton's own front end."""
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler.compiler import ASTSource, make_backend
-    from triton._C.libtriton import ir
-    target = GPUTarget("cuda", 90, 32)
-    backend = make_backend(target)
-    options = backend.parse_options({"enable_fp_fusion": False})
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
-    src = ASTSource(fn, signature, constexprs={"BLOCK": 64})
-    return src.make_ir(target, options, backend.get_codegen_implementation(options),
-                       backend.get_module_map(), context)
-
-
 POINTER = {E.bool_: "*i8", E.uint8: "*u8", E.int8: "*i8", E.int16: "*i16", E.int32: "*i32",
            E.int64: "*i64", E.float16: "*fp16", E.bfloat16: "*bf16", E.float32: "*fp32",
            E.float64: "*fp64"}
@@ -439,7 +425,7 @@ def test_compiles_for_nvidia(dtype):
     source = "\n".join([f"def {name}(out, {', '.join(params)}, BLOCK: tl.constexpr):",
                         "    offs = tl.arange(0, BLOCK)", *lines, ""])
     kernel = load_kernel(source, name, False)
-    module = _nvidia_ttir(kernel, signature)
+    module = nvidia_ttir(kernel, signature, {"BLOCK": 64})
     assert "tt.func" in str(module)
 
 
