@@ -121,7 +121,7 @@ def generate(plan, pattern: tuple, wide: bool) -> KernelSource:
             emit(f"i = i // d{d}")
         emit("c0 = i")
 
-    def offset(j: int) -> tuple:
+    def offset(j: int, rows_only: bool = False) -> tuple:
         codes = pattern[j]
         terms = []
         for d in range(ndims):
@@ -131,7 +131,7 @@ def generate(plan, pattern: tuple, wide: bool) -> KernelSource:
                 terms.append(f"c{d} * {operands[j]}_s{d}")
         narrow = False
         if plan.rowwise:
-            col = codes[-1]
+            col = 0 if rows_only else codes[-1]
             if col == 1:
                 terms.append("cols")
             elif col == 2:
@@ -160,10 +160,9 @@ def generate(plan, pattern: tuple, wide: bool) -> KernelSource:
         if step.kind not in ("ember::softmax", "ember::log_softmax") or step.source in narrow:
             narrow.add(step.name)
     for k, out in enumerate(plan.outputs):
-        off, _ = offset(len(plan.args) + k)
+        # a (BLOCK_R, 1) value is stored once per row
+        off, _ = offset(len(plan.args) + k, rows_only=out.name in narrow)
         m = "rmask" if out.name in narrow else "mask"
-        if plan.rowwise and out.name in narrow:
-            off = " + ".join(t for t in off.split(" + ") if "cols" not in t) or "rows * 0"
         emit(f"tl.store(p_y{k} + ({off}), {out.name}.to({_store_type(out.dtype)}), "
              f"mask={m})")
     text = (f"@triton.jit\ndef {name}({', '.join(signature)}):\n"

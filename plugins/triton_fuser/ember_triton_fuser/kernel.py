@@ -36,43 +36,16 @@ _ROW_ELEMENTS = 4096    # elements per program of a row kernel (BLOCK_R * BLOCK_
 
 
 class CallSpec:
-    """What one input layout needs: ``slices`` (per plan arg: input index and a slicing
-    tuple or None), output ``shapes``/``dtypes``, the launch ``grid``, the scalar
-    arguments ``scalars`` and ``constexprs``, and ``kernel``; or ``unfused`` (a reason)
-    when this layout runs unfused."""
+    """What one input layout needs: output ``shapes``/``dtypes``, the launch ``grid``,
+    the scalar arguments ``scalars`` and ``constexprs``, and ``kernel``; or ``unfused``
+    (a reason) when this layout runs unfused."""
 
-    __slots__ = ("slices", "shapes", "dtypes", "grid", "scalars", "constexprs", "kernel",
+    __slots__ = ("shapes", "dtypes", "grid", "scalars", "constexprs", "kernel",
                  "source", "unfused", "num_warps")
 
     def __init__(self):
         self.unfused = None
         self.kernel = self.source = None
-
-
-def _piece_slices(shape: tuple, piece: tuple) -> tuple:
-    """The slicing tuple of a chunk/split piece of an input of ``shape``. Raises
-    ValueError when the input splits into another number of pieces than traced."""
-    kind, dim, param, index = piece
-    rank = len(shape)
-    if not -rank <= dim < rank:
-        raise ValueError(f"{kind}: dim {dim} out of range for a tensor of rank {rank}")
-    dim %= rank
-    n = shape[dim]
-    if kind == "ember::chunk":
-        step = -(-n // param) if n else 0
-        bounds = [(i, min(i + step, n)) for i in range(0, n, step)] if step else []
-    elif kind == "ember::split":
-        bounds = [(i, min(i + param, n)) for i in range(0, n, param)] if n else [(0, 0)]
-    else:
-        if sum(param) != n:
-            raise ValueError(f"split: sizes {list(param)} do not add up to {n}")
-        starts = np.cumsum((0,) + tuple(param))
-        bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
-    if index >= len(bounds):
-        raise ValueError(f"{kind} of a dimension of size {n} gives {len(bounds)} pieces; the "
-                         f"traced graph unpacks at least {index + 1}")
-    lo, hi = bounds[index]
-    return (slice(None),) * dim + (slice(lo, hi),)
 
 
 def _next_pow2(n: int) -> int:
@@ -98,7 +71,7 @@ class FusedKernel:
         key = tuple((a.shape, a.strides, a.dtype) for a in arrays)
         spec = self._specs.get(key)
         if spec is None:
-            spec = self._build(arrays)
+            spec = self._build(arrays, inputs[0]._type.backend)
             if len(self._specs) >= _MAX_SPECS:
                 self._specs.clear()
             self._specs[key] = spec
@@ -109,17 +82,34 @@ class FusedKernel:
         outs = [xp.empty(s, dtype=d) for s, d in zip(spec.shapes, spec.dtypes)]
         if spec.grid[0] > 0:
             pointer = self.fuser.pointer
-            ptrs = [pointer(arrays[i] if sl is None else arrays[i][sl]) for i, sl in spec.slices]
+            ptrs = [pointer(a) for a in self._arg_arrays(arrays, backend)]
             ptrs += [pointer(o) for o in outs]
             self.fuser.launch(spec.kernel[spec.grid], ptrs + spec.scalars, spec.constexprs,
                               spec.num_warps)
         return [wrap(o, backend) for o in outs]
 
+    def _arg_arrays(self, arrays, backend) -> list:
+        """The array of each plan arg: an input, or a piece of one cut by the backend's
+        own ``chunk``/``split``/``split.sizes`` kernel (views: nothing is copied). Raises
+        IndexError when an input splits into fewer pieces than the trace unpacked."""
+        out, cut = [], {}
+        for arg in self.plan.args:
+            a = arrays[arg.input]
+            if arg.piece is not None:
+                kind, dim, param, index = arg.piece
+                key = (arg.input, kind, dim, param)
+                pieces = cut.get(key)
+                if pieces is None:
+                    pieces = cut[key] = backend.kernels[kind[len("ember::"):]](a, param, dim)
+                a = pieces[index]
+            out.append(a)
+        return out
+
     # ---- building a CallSpec ---------------------------------------------------------
-    def _build(self, arrays) -> CallSpec:
+    def _build(self, arrays, backend) -> CallSpec:
         spec = CallSpec()
         try:
-            self._fill(spec, arrays)
+            self._fill(spec, arrays, backend)
         except (ValueError, IndexError) as e:
             spec.unfused = str(e)
         if spec.unfused is not None:
@@ -128,20 +118,16 @@ class FusedKernel:
                             self.subgraph, logging.INFO)
         return spec
 
-    def _fill(self, spec: CallSpec, arrays) -> None:
+    def _fill(self, spec: CallSpec, arrays, backend) -> None:
         plan = self.plan
         if len(arrays) != plan.num_inputs:
             raise ValueError(f"the kernel takes {plan.num_inputs} inputs, got {len(arrays)}")
-        views, slices = [], []
-        for arg in plan.args:
-            a = arrays[arg.input]
-            if np.dtype(a.dtype) != np.dtype(arg.dtype.numpy):
-                raise ValueError(f"input {arg.input} has dtype {a.dtype}, the kernel was built "
-                                 f"for {arg.dtype}")
-            sl = None if arg.piece is None else _piece_slices(a.shape, arg.piece)
-            view = a if sl is None else a[sl]
+        views = []
+        for arg, view in zip(plan.args, self._arg_arrays(arrays, backend)):
+            if np.dtype(view.dtype) != np.dtype(arg.dtype.numpy):
+                raise ValueError(f"input {arg.input} has dtype {view.dtype}, the kernel was "
+                                 f"built for {arg.dtype}")
             views.append((tuple(view.shape), tuple(s // view.itemsize for s in view.strides)))
-            slices.append((arg.input, sl))
         shapes = {f"x{j}": v[0] for j, v in enumerate(views)}
         nokeep = set()
         for step in plan.steps:
@@ -155,7 +141,6 @@ class FusedKernel:
                 if not step.keepdim:
                     nokeep.add(step.name)
         shape = broadcast_shapes(*(v[0] for v in views))
-        spec.slices = slices
         spec.shapes = [shapes[o.name] for o in plan.outputs]
         spec.dtypes = [np.dtype(o.dtype.numpy) for o in plan.outputs]
         operands = list(views)

@@ -20,24 +20,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["Layout", "broadcast_shapes", "aligned_strides", "make_layout", "INT32_LIMIT"]
 
 INT32_LIMIT = 2 ** 31 - 1
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """The numpy broadcast of ``shapes`` (tuples of ints). Raises ValueError naming the
-    shapes when they do not broadcast."""
-    n = max((len(s) for s in shapes), default=0)
-    out = [1] * n
-    for s in shapes:
-        for i, size in enumerate(s, n - len(s)):
-            if size != 1:
-                if out[i] != 1 and out[i] != size:
-                    raise ValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast "
-                                     f"(dimension {i}: {out[i]} vs {size})")
-                out[i] = size
-    return tuple(out)
+    """The numpy broadcast of ``shapes`` (tuples of ints), from ``np.broadcast_shapes``.
+    Raises ValueError naming the shapes when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast") from None
 
 
 def aligned_strides(shape: tuple, strides: tuple, target: tuple) -> tuple:

@@ -57,7 +57,7 @@ class TensorArg:
         input: the subgraph input's position.
         piece: None for the whole input, else ``(kind, dim, param, index)``: the
             ``index``-th piece of ``chunk(x, param, dim)`` / ``split(x, param, dim)`` /
-            ``split.sizes(x, param, dim)`` (``dim`` as written, maybe negative).
+            ``split.sizes(x, param, dim)`` (``dim`` normalized to ``[0, rank)``).
         dtype: the element type (an ember ScalarType).
         rank: the input's rank.
     """
@@ -202,7 +202,7 @@ def lower_subgraph(subgraph) -> KernelPlan:
         args.append(TensorArg(input_index, piece, t.dtype, t.rank))
         name = f"x{len(args) - 1}"
         dtypes[name] = t.dtype
-        ranks[name] = t.rank if piece is None else t.rank
+        ranks[name] = t.rank
         lines.append(f"{name} = load(in{input_index}, {piece}) : {t.dtype} rank {t.rank}")
         return name
 
@@ -243,6 +243,10 @@ def lower_subgraph(subgraph) -> KernelPlan:
                 raise FusionDeclined(f"{kind} whose list is used other than by one "
                                      f"prim::ListUnpack")
             param = tuple(param) if isinstance(param, list) else param
+            rank = _tensor_type(src).rank
+            if not rank or not -rank <= dim < rank:
+                raise FusionDeclined(f"{kind} along dim {dim} of a rank-{rank} tensor")
+            dim %= rank
             for j, out in enumerate(unpack[0].outputs):
                 pieces[out] = (input_index[src], (kind, dim, param, j))
             continue

@@ -1,5 +1,8 @@
 """Lowering a kernel to Triton IR for an sm_90 GPU with Triton's own front end (no GPU
 needed): what the compile checks of the fuser tests share."""
+import os
+import subprocess
+import sys
 
 
 def nvidia_ttir(fn, signature: dict, constexprs: dict):
@@ -18,3 +21,16 @@ def nvidia_ttir(fn, signature: dict, constexprs: dict):
     src = ASTSource(fn, signature, constexprs=constexprs)
     return src.make_ir(target, options, backend.get_codegen_implementation(options),
                        backend.get_module_map(), context)
+
+
+def run_without_interpreter(test_file: str, test_name: str, count: int) -> None:
+    """Run ``test_file::test_name`` in a fresh pytest process with ``TRITON_INTERPRET=0``
+    (this process switched the interpreter on before importing Triton: conftest.py) and
+    assert that its ``count`` cases passed."""
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q",
+                          "--import-mode=importlib", "-p", "no:cacheprovider",
+                          f"{test_file}::{test_name}"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert f"{count} passed" in run.stdout, run.stdout[-2000:]

@@ -217,9 +217,7 @@ def test_compile_failure_falls_back_with_reason(fuser, monkeypatch, caplog):
     [record] = jit_fuser.fusion_fallbacks()
     assert record.fuser == "triton" and "codegen exploded" in record.reason
     assert "codegen exploded" in caplog.text
-    state = traced.get_debug_state() if hasattr(traced, "get_debug_state") else None
-    if state is not None:
-        assert record in state["fusion_fallbacks"]
+    assert record in traced.get_debug_state()["fusion_fallbacks"]
 
 
 def test_declined_group_runs_unfused(fuser, monkeypatch):

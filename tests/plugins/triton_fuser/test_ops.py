@@ -12,8 +12,6 @@ Triton's dtype checks.
 """
 import itertools
 import os
-import subprocess
-import sys
 import linecache
 import math
 
@@ -26,7 +24,7 @@ from ember.jit.op_registry import op_info
 
 from ember_triton_fuser import interpreter, ops
 
-from ._nvidia import nvidia_ttir
+from ._nvidia import nvidia_ttir, run_without_interpreter
 from ember_triton_fuser.ops import Operand, compute_dtype, lower, triton_type
 
 # the interpreter computes with numpy, which warns where a GPU quietly gives inf or NaN
@@ -435,10 +433,4 @@ def test_compiles_for_nvidia_without_the_interpreter():
     pytest.importorskip("triton.backends.nvidia")
     if os.environ.get("TRITON_INTERPRET", "0") != "1":
         pytest.skip("the compile checks ran directly")
-    env = {**os.environ, "TRITON_INTERPRET": "0"}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q",
-                          "--import-mode=importlib", "-p", "no:cacheprovider",
-                          f"{__file__}::test_compiles_for_nvidia"], env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert f"{len(DTYPES)} passed" in run.stdout
+    run_without_interpreter(__file__, "test_compiles_for_nvidia", len(DTYPES))
