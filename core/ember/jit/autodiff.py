@@ -48,7 +48,9 @@ The kinds this module adds (and registers with the interpreter):
   the input's shape and dtype already). A gradient for an input of non-floating dtype
   becomes None, as in eager mode.
 - ``prim::TensorMeta(%x) -> Any``: shape, dtype, device and ndim of a tensor (or of each
-  tensor of a list), computed in ``f``.
+  tensor of a list), computed in ``f``. ``prim::TensorMeta[cat_dim=d](%p_0, ..., %p_n)``
+  is the meta of their concatenation along ``d``; FuseGraph writes it when a chunk moves
+  above the op whose meta was read (``differentiable_graph.cat_meta``).
 
 Why TensorMeta: a formula that reads only ``x.shape`` (``sum``) and the shape reduction
 of broadcasting ops need the shape of a forward value, not the value. Capturing the

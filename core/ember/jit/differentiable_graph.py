@@ -38,7 +38,7 @@ from ember.jit.kinds import prim
 from ember.tensor import Tensor
 
 __all__ = ["DifferentiableGraphOp", "DifferentiableGraphBackward", "pack_gradient",
-           "get_gradient", "TensorMeta", "tensor_meta", "reduce_grad"]
+           "get_gradient", "TensorMeta", "tensor_meta", "cat_meta", "reduce_grad"]
 
 _INT_LISTS = ("df_input_vjps", "df_input_captured_inputs", "df_input_captured_outputs",
               "df_output_vjps")
@@ -124,9 +124,26 @@ def _read_attr(v, attr: str):
     return getattr(v, attr)
 
 
+def cat_meta(tensors, dim: int) -> TensorMeta:
+    """The TensorMeta of ``cat(tensors, dim)`` without concatenating: the first tensor's
+    dtype and device, its shape with ``dim`` the sum over ``tensors``. FuseGraph asks for
+    it (``prim::TensorMeta[cat_dim=d](%p_0, ..., %p_n)``) when it moves a chunk above the
+    op whose result a backward formula reads the shape of: the op's pieces remain.
+    Raises ValueError for no tensors."""
+    if not tensors:
+        raise ValueError("prim::TensorMeta[cat_dim]: expected at least one tensor, got none")
+    meta = TensorMeta(tensors[0])
+    shape = list(meta._shape)
+    dim %= len(shape)
+    shape[dim] = sum(t._data.shape[dim] for t in tensors)
+    meta._shape = tuple(shape)
+    return meta
+
+
 @register_prim(TENSOR_META)
 def _tensor_meta(node, args):
-    return [tensor_meta(args[0])]
+    dim = node.attr("cat_dim", None)
+    return [tensor_meta(args[0]) if dim is None else cat_meta(args, dim)]
 
 
 @register_prim(AUTOGRAD_ADD_LIST)

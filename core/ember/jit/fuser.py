@@ -27,14 +27,17 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ember.jit.interpreter import register_prim_factory, run_graph
+import numpy as np
+
+from ember.jit.interpreter import register_prim, register_prim_factory, run_graph
 from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
 
 __all__ = ["Fuser", "FusionDeclined", "FusionFallback", "FusionGroupOp", "FUSIBLE_KINDS",
            "CHUNK_KINDS", "register_fuser", "unregister_fuser", "using_fuser", "get_fuser",
            "registered_fusers", "can_fuse_node", "group_device", "fusion_fallbacks",
-           "clear_fusion_fallbacks", "record_fallback"]
+           "clear_fusion_fallbacks", "record_fallback", "BROADCASTING_CHUNK",
+           "broadcasting_chunk"]
 
 logger = logging.getLogger("ember.jit.fuser")
 
@@ -51,14 +54,55 @@ _POINTWISE = (
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor",
 )
+#: ``prim::BroadcastingChunk[chunks=c, dim=d](%x_1, ..., %x_m)``: broadcast the m tensors
+#: to their common shape, then chunk each in ``c`` along ``d``; outputs are piece ``j`` of
+#: ``x_k`` at position ``k * n + j`` (``n`` pieces each: the output count over m). FuseGraph
+#: makes it when it moves a chunk above the pointwise op that fed it (see
+#: :mod:`ember.jit.passes.fuse_graph`), so the chunk cuts group inputs.
+BROADCASTING_CHUNK = "prim::BroadcastingChunk"
 # Ops that cut a fusion input into views; FuseGraph pulls them into the group that reads
 # all their pieces, so the kernel indexes the whole input (the seeds' LSTM cell: the gates
 # tensor chunked in four).
-CHUNK_KINDS = frozenset({"ember::chunk", "ember::split", "ember::split.sizes"})
+CHUNK_KINDS = frozenset({"ember::chunk", "ember::split", "ember::split.sizes",
+                         BROADCASTING_CHUNK})
 #: The node kinds a fuser fuses unless its ``can_fuse_node`` says otherwise: pointwise ops
 #: (each output element depends on the same element of the broadcast inputs) and the
 #: ``CHUNK_KINDS``.
 FUSIBLE_KINDS = frozenset({f"ember::{name}" for name in _POINTWISE}) | CHUNK_KINDS
+
+
+def broadcasting_chunk(tensors, chunks: int, dim: int, pieces: int) -> list:
+    """What ``prim::BroadcastingChunk`` computes: each of ``tensors`` (m Tensors whose
+    shapes broadcast to a common ``S``) expanded to ``S`` and cut by ``chunk(chunks, dim)``
+    into ``pieces`` views; returns the m * pieces views, those of ``tensors[0]`` first.
+
+    Raises ShapeError when the shapes do not broadcast, and when ``S`` splits into other
+    than ``pieces`` pieces (the graph was traced for another size along ``dim``).
+    Reference: PyTorch's ``prim::BroadcastingChunk`` (``graph_fuser.cpp``).
+    """
+    from ember.errors import ShapeError
+    shapes = [tuple(t.shape) for t in tensors]
+    try:
+        common = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(f"BroadcastingChunk: shapes do not broadcast: {list(shapes)}. "
+                         f"Each dimension, aligned from the right, must be equal or 1; "
+                         f"reshape or unsqueeze an operand") from None
+    out = []
+    for t in tensors:
+        cut = t.expand(*common).chunk(chunks, dim)
+        if len(cut) != pieces:
+            raise ShapeError(f"BroadcastingChunk: chunk({chunks}, dim={dim}) of shape "
+                             f"{list(common)} gives {len(cut)} pieces; the graph unpacks "
+                             f"{pieces}. Trace again for this size")
+        out.extend(cut)
+    return out
+
+
+@register_prim(BROADCASTING_CHUNK)
+def _broadcasting_chunk(node, args) -> list:
+    return broadcasting_chunk(args, node.attr("chunks"), node.attr("dim"),
+                              len(node.outputs) // max(len(args), 1))
 
 
 class FusionDeclined(Exception):

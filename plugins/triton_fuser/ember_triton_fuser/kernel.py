@@ -22,7 +22,7 @@ import logging
 import numpy as np
 
 from ember.dispatch import wrap
-from ember.jit.fuser import record_fallback
+from ember.jit.fuser import BROADCASTING_CHUNK, record_fallback
 from ember.jit.interpreter import run_graph
 
 from . import cache, codegen
@@ -90,8 +90,11 @@ class FusedKernel:
 
     def _arg_arrays(self, arrays, backend) -> list:
         """The array of each plan arg: an input, or a piece of one cut by the backend's
-        own ``chunk``/``split``/``split.sizes`` kernel (views: nothing is copied). Raises
-        IndexError when an input splits into fewer pieces than the trace unpacked."""
+        own ``chunk``/``split``/``split.sizes`` kernel, after broadcasting it for a
+        ``prim::BroadcastingChunk`` (views: nothing is copied). Raises IndexError when an
+        input splits into fewer pieces than the trace unpacked, ValueError when the
+        inputs of a BroadcastingChunk do not broadcast or split into other than its
+        piece count."""
         out, cut = [], {}
         for arg in self.plan.args:
             a = arrays[arg.input]
@@ -100,7 +103,7 @@ class FusedKernel:
                 key = (arg.input, kind, dim, param)
                 pieces = cut.get(key)
                 if pieces is None:
-                    pieces = cut[key] = backend.kernels[kind[len("ember::"):]](a, param, dim)
+                    pieces = cut[key] = _cut(backend, a, arrays, kind, dim, param)
                 a = pieces[index]
             out.append(a)
         return out
@@ -171,6 +174,19 @@ class FusedKernel:
         for j, d in source.strides:
             scalars.append(layout.col_strides[j] if d == "c" else layout.strides[j][d])
         spec.scalars, spec.kernel, spec.source = scalars, kernel, source
+
+
+def _cut(backend, a, arrays, kind: str, dim: int, param) -> list:
+    """The pieces of input array ``a`` for a plan arg's ``(kind, dim, param)``."""
+    if kind != BROADCASTING_CHUNK:
+        return backend.kernels[kind[len("ember::"):]](a, param, dim)
+    chunks, sources, n = param
+    shape = broadcast_shapes(*(tuple(arrays[i].shape) for i in sources))
+    pieces = backend.kernels["chunk"](backend.xp.broadcast_to(a, shape), chunks, dim)
+    if len(pieces) != n:
+        raise ValueError(f"chunk({chunks}, dim={dim}) of shape {list(shape)} gives "
+                         f"{len(pieces)} pieces, the group reads {n}")
+    return pieces
 
 
 def _contiguous_strides(shape: tuple) -> tuple:

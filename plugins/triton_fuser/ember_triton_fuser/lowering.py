@@ -11,7 +11,9 @@ What a group may hold (anything else is declined, and the group runs unfused):
 - pointwise ops of ``ops.SUPPORTED_KINDS`` whose non-tensor arguments are constants;
 - ``chunk``/``split``/``split.sizes`` of a group input (the seeds' LSTM cell): each piece
   becomes its own tensor argument, a strided view of the input, so the kernel reads the
-  whole gates tensor in place;
+  whole gates tensor in place; and ``prim::BroadcastingChunk`` of group inputs (what
+  FuseGraph makes of a chunk of ``x @ w + h @ u + b``): each input is viewed at the
+  inputs' broadcast shape (stride 0 where it broadcasts), then chunked;
 - reductions over the last dimension (``sum``, ``mean``, ``amax``, ``amin`` with
   ``dim=[-1]``, and ``softmax``/``log_softmax`` with ``dim=-1``): the kernel then handles
   whole rows (softmax, the layer_norm decomposition). A reduction without ``keepdim`` may
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ember import types as _t
-from ember.jit.fuser import CHUNK_KINDS, FusionDeclined
+from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, FusionDeclined
 from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
 
@@ -57,9 +59,12 @@ class TensorArg:
         input: the subgraph input's position.
         piece: None for the whole input, else ``(kind, dim, param, index)``: the
             ``index``-th piece of ``chunk(x, param, dim)`` / ``split(x, param, dim)`` /
-            ``split.sizes(x, param, dim)`` (``dim`` normalized to ``[0, rank)``).
+            ``split.sizes(x, param, dim)`` (``dim`` normalized to ``[0, rank)``); for
+            ``prim::BroadcastingChunk``, ``param`` is ``(chunks, sources, pieces)``: ``x``
+            expanded to the broadcast shape of the inputs at positions ``sources``, then
+            chunked, into ``pieces`` pieces.
         dtype: the element type (an ember ScalarType).
-        rank: the input's rank.
+        rank: the rank of what is loaded (the broadcast rank for a BroadcastingChunk).
     """
 
     input: int
@@ -192,18 +197,19 @@ def lower_subgraph(subgraph) -> KernelPlan:
             raise FusionDeclined(f"subgraph input {i} has dtype {t.dtype}, which the Triton "
                                  f"fuser does not load")
 
-    def arg_name(input_index, piece):
+    def arg_name(input_index, piece, rank=None):
         v = inputs[input_index]
         key = (input_index, piece)
         for j, a in enumerate(args):
             if (a.input, a.piece) == key:
                 return f"x{j}"
         t = _tensor_type(v)
-        args.append(TensorArg(input_index, piece, t.dtype, t.rank))
+        rank = t.rank if rank is None else rank
+        args.append(TensorArg(input_index, piece, t.dtype, rank))
         name = f"x{len(args) - 1}"
         dtypes[name] = t.dtype
-        ranks[name] = t.rank
-        lines.append(f"{name} = load(in{input_index}, {piece}) : {t.dtype} rank {t.rank}")
+        ranks[name] = rank
+        lines.append(f"{name} = load(in{input_index}, {piece}) : {t.dtype} rank {rank}")
         return name
 
     def operand(v):
@@ -229,6 +235,22 @@ def lower_subgraph(subgraph) -> KernelPlan:
     for node in subgraph.nodes():
         kind = node.kind
         if kind == prim.Constant:
+            continue
+        if kind == BROADCASTING_CHUNK:
+            for v in node.inputs:
+                if v not in input_index:
+                    raise FusionDeclined(f"{kind} of a value computed in the group")
+            sources = tuple(input_index[v] for v in node.inputs)
+            rank = max(_tensor_type(v).rank for v in node.inputs)
+            chunks, dim = node.attr("chunks"), node.attr("dim")
+            n = len(node.outputs) // len(sources)
+            if not rank or not -rank <= dim < rank:
+                raise FusionDeclined(f"{kind} along dim {dim} of rank-{rank} tensors")
+            param = (chunks, sources, n)
+            for m, src in enumerate(sources):
+                for j in range(n):
+                    names[node.outputs[m * n + j]] = arg_name(
+                        src, (kind, dim % rank, param, j), rank)
             continue
         if kind in CHUNK_KINDS:
             src = node.inputs[0]

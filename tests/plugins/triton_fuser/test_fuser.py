@@ -102,11 +102,29 @@ def lstm_cell(x, hx, cx, w_ih, w_hh, b):
 def test_lstm_cell_chunk(fuser):
     args = (tensor(3, 6), tensor(3, 5), tensor(3, 5), tensor(20, 6), tensor(20, 5),
             tensor(20))
-    # two kernels, as in PyTorch before it moves chunks: the gate sums, then the chunked
-    # gates read in place by one kernel for the rest of the cell
-    traced = check(lstm_cell, *args, rtol=1e-5, atol=1e-6, num_groups=2)
-    kinds = [[n.kind for n in g.g("Subgraph").nodes()] for g in groups(traced, *args)]
-    assert sum("ember::chunk" in k for k in kinds) == 1
+    # one kernel: FuseGraph moved the chunk above the gate sums, so the kernel reads the
+    # two matmul results and the bias chunked in four (the bias broadcast over the batch)
+    traced = check(lstm_cell, *args, rtol=1e-5, atol=1e-6, num_groups=1)
+    (group,) = groups(traced, *args)
+    kinds = [n.kind for n in group.g("Subgraph").nodes()]
+    assert kinds.count("prim::BroadcastingChunk") == 1 and "ember::chunk" not in kinds
+    for batch in (1, 7):  # a new batch size: a new layout of the same kernel
+        new = (tensor(batch, 6), tensor(batch, 5), tensor(batch, 5)) + args[3:]
+        for got, want in zip(traced(*new), lstm_cell(*new)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert jit_fuser.fusion_fallbacks() == []
+
+
+@pytest.mark.parametrize("bias_shape", [(1, 8), (3, 1), (8,), ()])
+def test_broadcasting_chunk_of_a_computed_value(fuser, bias_shape):
+    # the bias broadcasts along the batch, along the chunked dim, or is 0-d (same dtype)
+    def fn(x, y, b):
+        a, c = (x * y + b).chunk(2, 1)
+        return a.tanh() * c.sigmoid()
+    traced = check(fn, tensor(3, 8), tensor(3, 8), tensor(*bias_shape))
+    kinds = [n.kind for n in groups(traced, tensor(3, 8), tensor(3, 8),
+                                    tensor(*bias_shape))[0].g("Subgraph").nodes()]
+    assert "prim::BroadcastingChunk" in kinds
 
 
 def test_split_and_split_sizes(fuser):
@@ -275,6 +293,11 @@ def test_backward_through_fused_groups(fuser):
     for g, a in zip(fused_grads, args):
         np.testing.assert_allclose(g, a.grad.numpy(), rtol=1e-4, atol=1e-5)
     assert jit_fuser.fusion_fallbacks() == []
+    # the forward is one kernel: the metas backward reads no longer split the groups
+    forward = [n for n in traced.graph_for(*args).all_nodes()
+               if n.kind == "prim::DifferentiableGraph"]
+    assert len(forward) == 1
+    assert sum(n.kind == "prim::FusionGroup" for n in forward[0].g("Subgraph").nodes()) == 1
 
 
 def test_fuser_requires_interpret_off_cuda():

@@ -44,20 +44,38 @@ constants, which are copied into the subgraph (tensors become group inputs). Las
 reads the whole tensor (a chunk always splits a group input: a producer feeding a chunk is
 never merged in).
 
+A chunk of a computed value is moved above the op that computed it instead (PyTorch's
+``tryToMoveChunk``): when a fusible consumer reads a piece of ``chunk(op(a, b))`` and that
+chunk is the only reader of ``op`` (a broadcasting pointwise op), the pass writes
+``op(a_j, b_j)`` for each piece ``j`` of ``prim::BroadcastingChunk(a, b)`` (``a`` and ``b``
+broadcast to their common shape, then chunked), and repeats on ``a`` and ``b``. The seeds'
+LSTM cell, ``chunk(x @ w + h @ u + bias, 4, 1)`` and the gate math, becomes one group that
+chunks the two matmul results and the bias. It does not move above an op with a 0-d
+operand of another dtype (its pieces would promote differently).
+
+``prim::TensorMeta`` nodes (the shapes autodiff's forward keeps for backward) are moved
+first to just before their first reader, so a meta read of a value in the middle of a
+chain no longer splits it. A meta of an op that a chunk moved above becomes
+``prim::TensorMeta[cat_dim=d]`` of the op's pieces, and a meta of the chunk's list a meta
+of a ``prim::ListConstruct`` of them.
+
 Without a registered fuser the pass does nothing. Nested blocks get their own groups;
 subgraph attributes are not entered. A group runs through
 :class:`ember.jit.fuser.FusionGroupOp`, unfused when its fuser declines.
 
 Reference: PyTorch's ``FuseGraph`` (``torch/csrc/jit/passes/graph_fuser.cpp``: ``scanNode``,
-``tryFuse``, ``mergeNodeIntoGroup``, ``mergeFusionGroups``, chunk handling).
+``tryFuse``, ``mergeNodeIntoGroup``, ``mergeFusionGroups``, ``tryToMoveChunk``,
+``prim::BroadcastingChunk``).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Optional
 
 from ember.jit.attributes import value_key
-from ember.jit.fuser import CHUNK_KINDS, can_fuse_node, registered_fusers
+from ember.jit.autodiff import TENSOR_META
+from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, can_fuse_node, registered_fusers
 from ember.jit.ir import (Block, BoolType, DeviceType, FloatType, Graph, IntType, ListType,
                           Node, NoneType, ScalarTypeType, StringType, TensorType, Value,
                           prim)
@@ -67,6 +85,9 @@ __all__ = ["fuse_graph"]
 # Constants of these types (and lists of them) are copied into a subgraph.
 _SCALAR_TYPES = (IntType, FloatType, BoolType, NoneType, StringType, ScalarTypeType,
                  DeviceType)
+# Fusible ops whose result is not the broadcast of their tensor inputs (``type_as`` reads
+# only its other's dtype): a chunk is not moved above them.
+_NOT_BROADCASTING = frozenset({"ember::type_as", "ember::masked_fill"})
 
 
 def fuse_graph(graph: Graph) -> None:
@@ -83,6 +104,7 @@ class _GraphFuser:
         self.fusers = fusers
 
     def run(self, block: Block) -> None:
+        _sink_tensor_metas(block)
         changed = True
         while changed:
             changed = False
@@ -139,6 +161,10 @@ class _GraphFuser:
         device = self.device_of(consumer, block)
         if device is None:
             return None
+        for v in consumer.inputs:
+            chunk = _chunk_producing(v, block)
+            if chunk is not None and self.try_move_chunk(chunk, device, block):
+                return consumer  # it now reads the moved op's pieces: scan it again
         producers = list(dict.fromkeys(v for v in consumer.inputs
                                        if v.node().owning_block is block
                                        and v.node().kind != prim.Param))
@@ -206,6 +232,74 @@ class _GraphFuser:
             if node.kind == prim.Constant and not node.output().has_uses():
                 node.destroy()
 
+    # -- moving a chunk above its producer (PyTorch's tryToMoveChunk) ------------------------
+    def try_move_chunk(self, chunk: Node, device, block: Block) -> bool:
+        """Rewrite ``chunk(op(a, b))`` as ``op(a_j, b_j)`` per piece ``j`` of
+        ``BroadcastingChunk(a, b)``, when ``op`` is a fusible pointwise op that only the
+        chunk (and ``prim::TensorMeta`` nodes after it) reads. A BroadcastingChunk takes in
+        the producer of one of its inputs the same way. The pieces' readers can then fuse
+        with ``op``, and the chunk cuts inputs of the group. Returns whether it moved."""
+        if chunk.kind == BROADCASTING_CHUNK:
+            sources = list(chunk.inputs)
+            n = len(chunk.outputs) // len(sources)
+            pieces = [list(chunk.outputs[k * n:(k + 1) * n]) for k in range(len(sources))]
+            chunks, dim, unpack, list_uses = chunk.attr("chunks"), chunk.attr("dim"), None, []
+        else:
+            if not (chunk.inputs[1].is_constant() and chunk.inputs[2].is_constant()):
+                return False
+            chunks, dim = chunk.inputs[1].to_ivalue(), chunk.inputs[2].to_ivalue()
+            sources, unpack, list_uses = [chunk.inputs[0]], None, []
+            if isinstance(chunk.output(0).type, ListType):
+                if len(chunk.outputs) != 1:
+                    return False
+                uses = chunk.output().uses
+                unpacks = [u.user for u in uses if u.user.kind == prim.ListUnpack]
+                list_uses = [u for u in uses if u.user.kind != prim.ListUnpack]
+                if len(unpacks) != 1 or any(u.user.kind != TENSOR_META for u in list_uses):
+                    return False
+                unpack = unpacks[0]
+                pieces = [list(unpack.outputs)]
+            else:
+                pieces = [list(chunk.outputs)]
+        if not isinstance(chunks, int) or not isinstance(dim, int):
+            return False
+        for k, src in enumerate(sources):
+            metas = self.movable_uses(src, chunk, device, block)
+            if metas is None:
+                continue
+            moved = _move_chunk(chunk, k, sources, pieces, (chunks, dim), unpack, list_uses,
+                                metas, self, device)
+            if moved:
+                return True
+        return False
+
+    def movable_uses(self, src: Value, chunk: Node, device, block: Block):
+        """The ``prim::TensorMeta`` nodes reading ``src`` when the chunk may move above its
+        producer (a fusible, broadcasting pointwise op on ``device`` that only ``chunk``
+        reads otherwise); None when it may not."""
+        producer = src.node()
+        if (producer.owning_block is not block or producer.kind == prim.FusionGroup
+                or producer.kind in _NOT_BROADCASTING
+                or self.device_of(producer, block) != device):
+            return None
+        metas = []
+        for use in src.uses:
+            if use.user is chunk:
+                continue
+            user = use.user
+            if (user.kind != TENSOR_META or user.has_attr("cat_dim")
+                    or not chunk.is_before(user)):
+                return None
+            metas.append(user)
+        if sum(1 for v in chunk.inputs if v is src) != 1:
+            return None
+        # A 0-d tensor promotes below dimensioned ones; its pieces would be dimensioned.
+        types = [v.type for v in producer.inputs if isinstance(v.type, TensorType)]
+        if not all(t.rank for t in types) and (
+                any(t.dtype is None for t in types) or len({t.dtype for t in types}) != 1):
+            return None
+        return metas
+
     def pull_chunk(self, group: Node, block: Block) -> bool:
         """Move into ``group`` one chunk/split (and its ListUnpack) whose pieces only
         ``group`` reads; returns whether one moved."""
@@ -231,6 +325,108 @@ class _GraphFuser:
             _destroy(node)
             return True
         return False
+
+
+def _move_chunk(chunk: Node, k: int, sources: list, pieces: list, params: tuple,
+                unpack: Optional[Node], list_uses: list, metas: list, fuser: _GraphFuser,
+                device) -> bool:
+    """The rewrite of ``try_move_chunk`` for ``sources[k]``: a new BroadcastingChunk of the
+    other sources and the producer's tensor inputs, one clone of the producer per piece,
+    the old pieces' readers redirected, the old nodes destroyed. Returns False (the graph
+    unchanged) when the fuser refuses the new BroadcastingChunk."""
+    graph, src = chunk.graph, sources[k]
+    producer = src.node()
+    chunks, dim = params
+    n = len(pieces[k])
+    operands = list(dict.fromkeys(v for v in producer.inputs if isinstance(v.type, TensorType)))
+    new_sources = sources[:k] + [v for v in operands if v not in sources] + sources[k + 1:]
+    bc = graph.create(BROADCASTING_CHUNK, new_sources, num_outputs=len(new_sources) * n)
+    bc.set_attr("chunks", chunks)
+    bc.set_attr("dim", dim)
+    for m, v in enumerate(new_sources):
+        for j in range(n):
+            piece_type = pieces[k][j].type
+            if isinstance(piece_type, TensorType):
+                piece_type = dataclasses.replace(piece_type, dtype=v.type.dtype,
+                                                 requires_grad=v.type.requires_grad)
+            bc.outputs[m * n + j].type = piece_type
+    bc.insert_before(chunk)
+    if fuser.checked_device(bc, bc.outputs) != device:
+        bc.destroy()
+        return False
+    piece_of = {(v, j): bc.outputs[m * n + j]
+                for m, v in enumerate(new_sources) for j in range(n)}
+    last, clones = bc, []
+    for j in range(n):
+        clone = graph.create_clone(producer, lambda v, j=j: piece_of.get((v, j), v))
+        clone.output().type = pieces[k][j].type
+        clone.insert_after(last)
+        last = clone
+        clones.append(clone.output())
+    renamed = []
+    for m, v in enumerate(sources):
+        for j, old in enumerate(pieces[m]):
+            new = clones[j] if m == k else piece_of[(v, j)]
+            renamed.append((new, old.debug_name))
+            old.replace_all_uses_with(new)
+    if list_uses:  # metas of the list, after the pieces' readers (the group to come)
+        lst = graph.create(prim.ListConstruct, clones)
+        lst.output().type = chunk.output().type
+        first = min((u.user for u in list_uses), key=functools.cmp_to_key(
+            lambda a, b: -1 if a.is_before(b) else 1 if b.is_before(a) else 0))
+        lst.insert_before(first)
+        for use in list_uses:
+            use.user.replace_input(use.offset, lst.output())
+    for meta in metas:
+        cat = graph.create(TENSOR_META, clones).set_attr("cat_dim", dim)
+        cat.output().type = meta.output().type
+        cat.insert_before(meta)
+        name = meta.output().debug_name
+        meta.output().replace_all_uses_with(cat.output())
+        meta.destroy()
+        if not name.isdigit():
+            cat.output().debug_name = name
+    if unpack is not None:
+        unpack.destroy()
+    _destroy(chunk)
+    _destroy(producer)
+    for new, name in renamed:
+        if not name.isdigit():
+            new.debug_name = name
+    return True
+
+
+def _chunk_producing(v: Value, block: Block) -> Optional[Node]:
+    """The ``ember::chunk`` or ``prim::BroadcastingChunk`` in ``block`` of which ``v`` is a
+    piece (through a ``prim::ListUnpack`` for a chunk's list), or None."""
+    node = v.node()
+    if node.kind == prim.ListUnpack:
+        node = node.input(0).node()
+        if node.kind != "ember::chunk":
+            return None
+    elif node.kind not in ("ember::chunk", BROADCASTING_CHUNK):
+        return None
+    return node if node.owning_block is block else None
+
+
+def _sink_tensor_metas(block: Block) -> None:
+    """Move each ``prim::TensorMeta`` of ``block`` right before its first reader (the
+    return, for the metas autodiff's forward captures). A meta reads only the shape of a
+    value, but where autodiff put it (right after the value) it is a use between that
+    value's producer and its consumer, which blocks their fusion."""
+    for node in list(block.nodes()):
+        if node.kind != TENSOR_META:
+            continue
+        first = None
+        for v in node.outputs:
+            for use in v.uses:
+                user = use.user
+                while user is not None and user.owning_block is not block:
+                    user = user.owning_block.owning_node
+                if user is not None and (first is None or user.is_before(first)):
+                    first = user
+        if first is not None and first is not node.next:
+            node.move_before(first)
 
 
 def merge_node_into_group(group: Node, node: Node) -> Node:

@@ -252,6 +252,106 @@ with prim::FusionGroup_0 = graph(%b : {H}, %a : {H}):
   return (%p)""")
 
 
+B8, Q4 = "Float(8, device=cpu)", "Float(2, 4, device=cpu)"
+MOVABLE = f"""graph(%x : {G}, %y : {G}, %b : {B8}):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %s : {G} = ember::mul(%x, %y)
+  %t : {G} = ember::add(%s, %b, %one)
+  %l : Tensor[] = ember::chunk(%t, %two, %one)
+  %a : {Q4}, %c : {Q4} = prim::ListUnpack(%l)
+  %e : {Q4} = ember::tanh(%a)
+  %p : {Q4} = ember::mul(%e, %c)
+  return (%p)"""
+
+
+def test_chunk_moves_above_its_producers(fuser):
+    # PyTorch's tryToMoveChunk: chunk(x * y + b) becomes x_j * y_j + b_j per piece of a
+    # BroadcastingChunk of the group inputs (b broadcast over the rows, then chunked)
+    check(MOVABLE, f"""graph(%x : {G}, %y : {G}, %b : {B8}):
+  %p : {Q4} = prim::FusionGroup_0[device=device("cpu")](%x, %y, %b)
+  return (%p)
+with prim::FusionGroup_0 = graph(%x : {G}, %y : {G}, %b : {B8}):
+  %one : int = prim::Constant[value=1]()
+  %x0 : {Q4}, %x1 : {Q4}, %y0 : {Q4}, %y1 : {Q4}, %b0 : {Q4}, %b1 : {Q4} = \
+prim::BroadcastingChunk[chunks=2, dim=1](%x, %y, %b)
+  %s0 : {Q4} = ember::mul(%x0, %y0)
+  %s1 : {Q4} = ember::mul(%x1, %y1)
+  %a : {Q4} = ember::add(%s0, %b0, %one)
+  %c : {Q4} = ember::add(%s1, %b1, %one)
+  %e : {Q4} = ember::tanh(%a)
+  %p : {Q4} = ember::mul(%e, %c)
+  return (%p)""".replace("\\\n", ""))
+
+
+def _moved(text: str) -> bool:
+    g = parse_ir(text)
+    fuse_graph(g)
+    g.lint()
+    return "prim::BroadcastingChunk" in str(g)
+
+
+def test_chunk_stays_when_its_producer_is_read_elsewhere(fuser):
+    assert not _moved(MOVABLE.replace("return (%p)", "return (%p, %t)"))
+
+
+def test_chunk_stays_below_a_0d_operand_of_another_dtype(fuser):
+    # x + s with s a 0-d double is float; its pieces would be dimensioned doubles
+    assert not _moved(MOVABLE.replace(f"%b : {B8}", "%b : Double(device=cpu)"))
+    assert _moved(MOVABLE.replace(f"%b : {B8}", "%b : Float(device=cpu)"))
+
+
+def test_chunk_stays_below_type_as(fuser):
+    text = MOVABLE.replace("ember::add(%s, %b, %one)", "ember::type_as(%s, %b)")
+    assert not _moved(text)
+
+
+def test_tensor_metas_follow_a_moved_chunk_and_split_no_group(fuser):
+    # autodiff's forward reads shapes of values in the middle of the chain; the metas
+    # sink to the return, the moved ops' metas come from their pieces (cat_dim), and
+    # the chunk's list meta from a list of the pieces
+    text = f"""graph(%x : {G}, %y : {G}, %b : {B8}):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %s : {G} = ember::mul(%x, %y)
+  %sm : Any = prim::TensorMeta(%s)
+  %t : {G} = ember::add(%s, %b, %one)
+  %tm : Any = prim::TensorMeta(%t)
+  %l : Tensor[] = ember::chunk(%t, %two, %one)
+  %lm : Any = prim::TensorMeta(%l)
+  %a : {Q4}, %c : {Q4} = prim::ListUnpack(%l)
+  %e : {Q4} = ember::tanh(%a)
+  %em : Any = prim::TensorMeta(%e)
+  %p : {Q4} = ember::mul(%e, %c)
+  return (%p, %sm, %tm, %lm, %em)"""
+    import ember.jit.differentiable_graph  # noqa: F401 - runs prim::TensorMeta
+    g = parse_ir(text)
+    fuse_graph(g)
+    g.lint()
+    top = [n.kind for n in g.nodes()]
+    assert top.count("prim::FusionGroup") == 1 and "ember::chunk" not in top
+    assert [n.attr("cat_dim", None) for n in g.nodes() if n.kind == "prim::TensorMeta"] \
+        == [1, 1, None, None]
+    args = tensors(g)
+    got, want = run_graph(g, args), run_graph(parse_ir(text), args)
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-6)
+    for m, w in zip(got[1:], want[1:]):
+        assert (m.shape, m.dtype, m.device) == (w.shape, w.dtype, w.device)
+
+
+def test_broadcasting_chunk_errors_are_shape_errors():
+    from ember.errors import ShapeError
+    from ember.jit.fuser import broadcasting_chunk
+    x, b = E.ones(2, 8), E.arange(8.0)
+    pieces = broadcasting_chunk([x, b], 4, 1, 4)
+    assert [tuple(p.shape) for p in pieces] == [(2, 2)] * 8
+    np.testing.assert_array_equal(pieces[5].numpy(), [[2.0, 3.0]] * 2)
+    with pytest.raises(ShapeError, match="do not broadcast"):
+        broadcasting_chunk([x, E.ones(3)], 4, 1, 4)
+    with pytest.raises(ShapeError, match="gives 3 pieces; the graph unpacks 4"):
+        broadcasting_chunk([E.ones(2, 6)], 4, 1, 4)
+
+
 def test_nested_blocks_get_their_own_groups(fuser):
     check(f"""graph(%x : {F}, %k : bool):
   %e : {F} = ember::exp(%x)
