@@ -103,13 +103,14 @@ class TritonFuser(Fuser):
         return FusedKernel(plan, subgraph, self, device)
 
     # ---- what FusedKernel asks of its fuser --------------------------------------------
-    def pointer(self, array):
-        """``array`` (CuPy, or numpy when interpreting) as a Triton pointer argument."""
+    def pointer(self, array, offset: int = 0):
+        """``array`` (CuPy, or numpy when interpreting) as a Triton pointer argument,
+        ``offset`` bytes past its element ``(0, ..., 0)``."""
         if self.interpret:
             from .interpreter import as_pointer
         else:
             from .launch import as_pointer
-        return as_pointer(array)
+        return as_pointer(array, offset)
 
     def capability(self):
         """The compile-cache key part of the target: the current CUDA device's compute

@@ -80,18 +80,19 @@ class HostPointer:
         array: the array (kept alive while the pointer is).
         dtype: the Triton-understood element type name (``"float32"``, ``"bfloat16"``;
             bool arrays are ``"int8"``), which ``triton.runtime.jit.mangle_type`` reads.
-    ``data_ptr()`` is the address of the element at index ``(0, ..., 0)``; the kernel
+    ``data_ptr()`` is the address of the element at index ``(0, ..., 0)`` (plus the
+    ``offset`` in bytes it was made with); the kernel
     indexes from it with the strides it is given, so negative strides work too.
     The torch-like methods are the ones ``GridExecutor`` calls; none copies memory.
     """
 
-    def __init__(self, array: np.ndarray):
+    def __init__(self, array: np.ndarray, offset: int = 0):
         if not isinstance(array, np.ndarray):
             raise TypeError(f"HostPointer: expected a numpy array, got "
                             f"{type(array).__name__}; use launch.as_pointer for CuPy arrays")
         self.array = array
         self.dtype = pointer_dtype_name(array.dtype)
-        self._address = array.__array_interface__["data"][0]
+        self._address = array.__array_interface__["data"][0] + offset
 
     def data_ptr(self) -> int:
         """Address of the element at index (0, ..., 0)."""
@@ -127,10 +128,11 @@ class HostPointer:
                 f"address={self._address:#x})")
 
 
-def as_pointer(array: np.ndarray) -> HostPointer:
-    """``array`` as a kernel pointer argument under the interpreter (:class:`HostPointer`).
-    Raises TypeError for a non-numpy array or a dtype ember does not have."""
-    return HostPointer(array)
+def as_pointer(array: np.ndarray, offset: int = 0) -> HostPointer:
+    """``array`` as a kernel pointer argument under the interpreter (:class:`HostPointer`),
+    ``offset`` bytes past its element ``(0, ..., 0)``. Raises TypeError for a non-numpy
+    array or a dtype ember does not have."""
+    return HostPointer(array, offset)
 
 
 def jit(fn, interpret: bool):

@@ -37,11 +37,13 @@ _ROW_ELEMENTS = 4096    # elements per program of a row kernel (BLOCK_R * BLOCK_
 
 class CallSpec:
     """What one input layout needs: output ``shapes``/``dtypes``, the launch ``grid``,
-    the scalar arguments ``scalars`` and ``constexprs``, and ``kernel``; or ``unfused``
+    the scalar arguments ``scalars`` and ``constexprs``, ``kernel``, and ``args``: per
+    plan arg, ``(input position, byte offset)`` of its first element in that input (a
+    chunk's piece is its input plus an offset: no view is cut per call); or ``unfused``
     (a reason) when this layout runs unfused."""
 
     __slots__ = ("shapes", "dtypes", "grid", "scalars", "constexprs", "kernel",
-                 "source", "unfused", "num_warps")
+                 "source", "unfused", "num_warps", "args")
 
     def __init__(self):
         self.unfused = None
@@ -82,14 +84,15 @@ class FusedKernel:
         outs = [xp.empty(s, dtype=d) for s, d in zip(spec.shapes, spec.dtypes)]
         if spec.grid[0] > 0:
             pointer = self.fuser.pointer
-            ptrs = [pointer(a) for a in self._arg_arrays(arrays, backend)]
+            ptrs = [pointer(arrays[i], offset) for i, offset in spec.args]
             ptrs += [pointer(o) for o in outs]
             self.fuser.launch(spec.kernel[spec.grid], ptrs + spec.scalars, spec.constexprs,
                               spec.num_warps)
         return [wrap(o, backend) for o in outs]
 
     def _arg_arrays(self, arrays, backend) -> list:
-        """The array of each plan arg: an input, or a piece of one cut by the backend's
+        """The array of each plan arg (when a CallSpec is built): an input, or a piece of
+        one cut by the backend's
         own ``chunk``/``split``/``split.sizes`` kernel, after broadcasting it for a
         ``prim::BroadcastingChunk`` (views: nothing is copied). Raises IndexError when an
         input splits into fewer pieces than the trace unpacked, ValueError when the
@@ -125,12 +128,13 @@ class FusedKernel:
         plan = self.plan
         if len(arrays) != plan.num_inputs:
             raise ValueError(f"the kernel takes {plan.num_inputs} inputs, got {len(arrays)}")
-        views = []
+        views, spec.args = [], []
         for arg, view in zip(plan.args, self._arg_arrays(arrays, backend)):
             if np.dtype(view.dtype) != np.dtype(arg.dtype.numpy):
                 raise ValueError(f"input {arg.input} has dtype {view.dtype}, the kernel was "
                                  f"built for {arg.dtype}")
             views.append((tuple(view.shape), tuple(s // view.itemsize for s in view.strides)))
+            spec.args.append((arg.input, _address(view) - _address(arrays[arg.input])))
         shapes = {f"x{j}": v[0] for j, v in enumerate(views)}
         nokeep = set()
         for step in plan.steps:
@@ -174,6 +178,13 @@ class FusedKernel:
         for j, d in source.strides:
             scalars.append(layout.col_strides[j] if d == "c" else layout.strides[j][d])
         spec.scalars, spec.kernel, spec.source = scalars, kernel, source
+
+
+def _address(a) -> int:
+    """The address of element ``(0, ..., 0)`` of a CuPy (``data.ptr``) or numpy array."""
+    if isinstance(a, np.ndarray):  # (a bfloat16 array has no buffer-protocol .data)
+        return a.__array_interface__["data"][0]
+    return a.data.ptr
 
 
 def _cut(backend, a, arrays, kind: str, dim: int, param) -> list:

@@ -82,7 +82,8 @@ class DevicePointer:
     ``torch.Tensor``).
 
     ``data_ptr()`` is the device address of the element at index ``(0, ..., 0)``
-    (``array.data.ptr``; CuPy includes a view's offset there), whatever the strides:
+    (``array.data.ptr``; CuPy includes a view's offset there), plus ``offset`` bytes
+    when one is given, whatever the strides:
     generated code indexes with the strides it is given. ``dtype`` is the element type's
     name as :func:`pointer_dtype_name` gives it (``"float32"``; bool -> ``"int8"``),
     which ``triton.runtime.jit.mangle_type`` turns into ``*fp32``, ``*i8``, ...
@@ -92,7 +93,7 @@ class DevicePointer:
 
     __slots__ = ("array", "dtype", "_ptr")
 
-    def __init__(self, array: Any):
+    def __init__(self, array: Any, offset: int = 0):
         data = getattr(array, "data", None)
         ptr = getattr(data, "ptr", None)
         if not isinstance(ptr, int) or not hasattr(array, "dtype"):
@@ -100,7 +101,8 @@ class DevicePointer:
                             f"and .dtype), got {type(array).__module__}."
                             f"{type(array).__qualname__}; host numpy arrays run through "
                             f"ember_triton_fuser.interpreter.as_pointer")
-        self.array, self.dtype, self._ptr = array, pointer_dtype_name(array.dtype), ptr
+        self.array, self.dtype = array, pointer_dtype_name(array.dtype)
+        self._ptr = ptr + offset
 
     def data_ptr(self) -> int:
         """The device address of element ``(0, ..., 0)``, as an int."""
@@ -115,10 +117,11 @@ class DevicePointer:
         return f"DevicePointer(0x{self._ptr:x}, dtype={self.dtype})"
 
 
-def as_pointer(array: Any) -> DevicePointer:
+def as_pointer(array: Any, offset: int = 0) -> DevicePointer:
     """Wrap CuPy ``array`` (any shape, strides, offset; a supported dtype) for a Triton
-    kernel call. Raises TypeError for a non-CuPy object or an unsupported dtype."""
-    return DevicePointer(array)
+    kernel call, ``offset`` bytes past its element ``(0, ..., 0)`` (a chunk's piece,
+    without slicing). Raises TypeError for a non-CuPy object or an unsupported dtype."""
+    return DevicePointer(array, offset)
 
 
 def _cupy():

@@ -82,7 +82,7 @@ class Capturing(TritonFuser):
         kernel._fill = capture
         return kernel
 
-    def pointer(self, array):
+    def pointer(self, array, offset=0):
         return array
 
     def capability(self):

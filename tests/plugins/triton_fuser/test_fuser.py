@@ -115,6 +115,22 @@ def test_lstm_cell_chunk(fuser):
     assert jit_fuser.fusion_fallbacks() == []
 
 
+def test_pieces_are_pointer_offsets_after_the_first_call(fuser, monkeypatch):
+    # a steady loop cuts no views: each piece is its input's pointer plus a byte offset
+    from ember_triton_fuser.kernel import FusedKernel
+    args = (tensor(3, 6), tensor(3, 5), tensor(3, 5), tensor(20, 6), tensor(20, 5),
+            tensor(20))
+    traced = E.jit.trace(lstm_cell, args, check_trace=False)
+    traced(*args)
+
+    def no_cutting(*a):
+        raise AssertionError("pieces were cut again")
+    monkeypatch.setattr(FusedKernel, "_arg_arrays", no_cutting)
+    moved = args[:4] + (E.tensor(args[4].numpy().copy()), args[5])  # new memory
+    for got, want in zip(traced(*moved), lstm_cell(*moved)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("bias_shape", [(1, 8), (3, 1), (8,), ()])
 def test_broadcasting_chunk_of_a_computed_value(fuser, bias_shape):
     # the bias broadcasts along the batch, along the chunked dim, or is 0-d (same dtype)

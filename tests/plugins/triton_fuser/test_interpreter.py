@@ -63,6 +63,7 @@ def test_data_ptr_is_the_address_of_element_zero():
     assert as_pointer(base[3:]).data_ptr() == address + 3 * 4
     assert as_pointer(base[::-1]).data_ptr() == address + 19 * 4
     assert as_pointer(base.reshape(4, 5)[1:, ::2]).data_ptr() == address + 5 * 4
+    assert as_pointer(base, 12).data_ptr() == address + 12  # a piece, without a view
 
 
 def test_as_pointer_refuses_what_it_cannot_hold():

@@ -50,6 +50,7 @@ def test_data_ptr_and_device():
     assert p.data_ptr() == 0x7F0000001234 and isinstance(p.data_ptr(), int)
     assert p.device_index == 1 and p.array is arr
     assert repr(p) == "DevicePointer(0x7f0000001234, dtype=float32)"
+    assert as_pointer(arr, 16).data_ptr() == 0x7F0000001244  # a piece's byte offset
 
 
 def test_pointer_refuses_host_arrays_and_other_dtypes():
