@@ -27,8 +27,10 @@ The budget checks print PASS or FAIL and never assert; fused-vs-unfused and embe
 differences are printed as a sanity check of the fused results.
 
 Run: ``python benchmarks/bench_fuser.py [--repeat 20] [--size 2**24]``. Without a GPU,
-CuPy, the ember-cuda plugin or the triton_fuser plugin it prints why and exits with status
-0 (``EMBER_DISABLE_PLUGINS=triton_fuser`` therefore skips it).
+CuPy, the ember-cuda plugin or the triton_fuser plugin it prints why, then (when the
+plugin's package imports) the host time of one LSTM cell forward on tiny CPU tensors,
+eager, traced and traced with a fused group whose launch is stubbed (``host_overhead``),
+and exits with status 0.
 """
 from __future__ import annotations
 
@@ -277,6 +279,60 @@ def run_lstm(cupy, torch, repeat: int, table: Table) -> dict:
     return ms
 
 
+# ---- host overhead, without a GPU ---------------------------------------------------------
+def host_overhead(repeat: int) -> None:
+    """Microseconds of host (Python) time per call of the LSTM cell on tiny CPU tensors
+    (batch 2, hidden 4: the arithmetic is negligible), eager, traced unfused, and traced
+    with the Triton fuser's group for "cpu" built but its launch stubbed out (the kernel
+    never runs, so its outputs are garbage): what one forward costs ember on the host
+    before any GPU work, the floor of a launch-bound cell."""
+    import time
+
+    from ember_triton_fuser import TritonFuser, launch
+
+    class StubLaunch(TritonFuser):
+        def __init__(self):  # noqa: D107 - "cpu" groups, a real (not interpreted) build
+            self.device_type, self.interpret = "cpu", False
+            self._capabilities, self._lock = {}, __import__("threading").Lock()
+
+        def pointer(self, array, offset=0):
+            return array
+
+        def capability(self):
+            return (9, 0)
+
+        def launch(self, runner, args, constexprs, num_warps):
+            pass
+
+    def us(fn) -> float:
+        for _ in range(20):
+            fn()
+        runs = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(200):
+                fn()
+            runs.append((time.perf_counter() - start) / 200 * 1e6)
+        return statistics.median(runs)
+
+    rng = np.random.default_rng(2)
+    shapes = [(2, 4), (2, 4), (2, 4), (16, 4), (16, 4), (16,)]
+    args = tuple(E.tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes)
+    launch.ensure_driver = lambda: None
+    with jit_fuser.using_fuser("cpu", NoFusion()):
+        unfused = E.jit.trace(lstm_cell, args)
+        rows = {"ember eager": us(lambda: lstm_cell(*args)),
+                "ember traced, unfused": us(lambda: unfused(*args))}
+    with jit_fuser.using_fuser("cpu", StubLaunch()):
+        fused = E.jit.trace(lstm_cell, args, check_trace=False)  # outputs are garbage
+        fused(*args)
+        note = f"{fusion_groups(fused, *args)} fusion group(s), launch stubbed"
+        rows["ember traced, fused"] = us(lambda: fused(*args))
+    print(f"host time per LSTM cell forward (batch 2, hidden 4, CPU; median of {repeat}):")
+    for name, t in rows.items():
+        print(f"  {name:<28}{t:8.1f} us  {note if name.endswith(', fused') else ''}")
+
+
 def no_slower(ms: dict, ours: str, theirs: str, what: str) -> None:
     a, b = ms.get(ours), ms.get(theirs)
     if a is None or b is None:
@@ -297,7 +353,11 @@ def main(argv=None) -> int:
         p.error(f"--repeat must be at least 1, got {args.repeat}")
     reason = why_not()
     if reason is not None:
-        print(f"bench_fuser: skipped: {reason}")
+        print(f"bench_fuser: GPU part skipped: {reason}")
+        try:
+            host_overhead(args.repeat)
+        except ImportError as e:
+            print(f"bench_fuser: host part skipped: {e}")
         return 0
     import cupy
     torch, torch_why = import_torch()
