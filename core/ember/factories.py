@@ -3,10 +3,16 @@
 Factories are written by hand rather than generated: they have no tensor operand to
 dispatch on, so they pick the backend from ``device=`` (or the default device) and call its
 factory kernels (``empty``, ``full``, ``arange``, ``linspace``, ``eye``, ``rand``, ``randn``,
-``randint``). Defaults follow PyTorch: floating factories use ``ember.get_default_dtype()``;
-``tensor`` infers int64 for Python ints, bool for bools and the default dtype for floats.
+``randint``). A device index (``"cuda:1"``) runs the kernels under the backend's
+``device_guard``, so the result is allocated there, as PyTorch's factories do under a
+``DeviceGuard``; without an index they allocate on the backend's current device. Defaults
+follow PyTorch: floating factories use ``ember.get_default_dtype()``; ``tensor`` infers
+int64 for Python ints, bool for bools and the default dtype for floats; an array of a
+backend (a CuPy array) stays on its device unless ``device=`` says otherwise.
 """
 from __future__ import annotations
+
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -23,6 +29,44 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", 
 
 def _backend(device):
     return _registry.get_backend(device if device is not None else _registry.default_device())
+
+
+def _target(device) -> tuple:
+    """(Backend, device index or None) that ``device`` names (None: the default device)."""
+    d = _registry.default_device() if device is None else _t.Device(device)
+    return _registry.get_backend(d), d.index
+
+
+def _on(backend, index):
+    """A context manager within which ``backend``'s kernels allocate on device ``index``
+    (its ``device_guard``; nothing to do for no index or a single-device backend)."""
+    if index is None or backend.device_guard is None:
+        return nullcontext()
+    return backend.device_guard(index)
+
+
+def _array_backend(data):
+    """The backend whose arrays ``data`` is one of (a CuPy array: the cuda backend), or
+    None for numpy arrays, Tensors, numbers and sequences."""
+    cls = data.__class__
+    if cls is np.ndarray or cls in (list, tuple, int, float, bool) or \
+            isinstance(data, (Tensor, np.generic)):
+        return None
+    for b in _registry.all_backends():
+        if b.array_type is not np.ndarray and isinstance(data, b.array_type):
+            return b
+    return None
+
+
+def _from_backend_array(data, src, dtype, device, copy: bool) -> Tensor:
+    """A tensor of ``data``, an array of backend ``src``: on ``data``'s device unless
+    ``device`` names another, of ``dtype`` (default: ``data``'s); a copy when ``copy``
+    (``tensor``), else sharing memory when nothing changes (``as_tensor``)."""
+    t = _d.wrap(data, src)  # shares data's memory
+    st = None if dtype is None else _t.to_scalar_type(dtype)
+    with _on(src, src.device_of(data)):  # casts and copies run on data's device
+        out = t.to(dtype=st, device=device)
+        return out.clone() if copy and out is t else out
 
 
 def _finish(arr, backend, requires_grad: bool) -> Tensor:
@@ -78,27 +122,39 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     """A new tensor holding a copy of ``data`` (``torch.tensor``).
 
     Args:
-        data: a number, nested lists/tuples of numbers, a numpy array or a Tensor.
+        data: a number, nested lists/tuples of numbers, a numpy array, a Tensor, or an
+            array of an installed backend (a CuPy array, as ``torch.tensor`` takes one
+            through ``__cuda_array_interface__``).
         dtype: defaults to int64 for ints, bool for bools, the default dtype for floats,
             and the array's dtype for numpy input.
-        device: backend name with optional index (``"cpu"``); defaults to the default device.
-    Raises TypeError for data without a numeric dtype, ValueError for ragged lists.
+        device: backend name with optional index (``"cuda:1"``); defaults to the device of
+            a backend array, else to the default device.
+    Raises TypeError for data without a numeric dtype, ValueError for ragged lists or a
+    device index the backend does not have.
     """
+    src = _array_backend(data)
+    if src is not None:
+        t = _from_backend_array(data, src, dtype, device, copy=True)
+        return t.requires_grad_(True) if requires_grad else t
     try:
         arr = _infer_numpy(data, dtype)
     except ValueError as e:
         raise ValueError(f"tensor(): expected a rectangular nested sequence: {e}") from None
     st = _dtype(dtype, _t.from_numpy_dtype(arr.dtype))
-    b = _backend(device)
-    idx = _t.Device(device).index if device is not None else None
+    b, idx = _target(device)
     return _finish(b.from_numpy(np.array(arr, dtype=st.numpy, copy=True), idx), b,
                    requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but shares memory with ``data`` when dtype and device allow."""
+    """Like ``tensor`` but shares memory with ``data`` (a Tensor, a numpy array on cpu, a
+    backend array such as a CuPy array on its device) when dtype and device allow
+    (``torch.as_tensor``)."""
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
+    src = _array_backend(data)
+    if src is not None:
+        return _from_backend_array(data, src, dtype, device, copy=False)
     if isinstance(data, np.ndarray) and (device is None or _t.Device(device).type == "cpu"):
         st = _dtype(dtype, _t.from_numpy_dtype(data.dtype))
         b = _backend(device)
@@ -138,9 +194,10 @@ def from_dlpack(obj) -> Tensor:
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialized tensor of shape ``size`` (contents are arbitrary)."""
-    b = _backend(device)
-    return _finish(b.kernels["empty"](_size(size, "empty"), _dtype(dtype).numpy), b,
-                   requires_grad)
+    b, index = _target(device)
+    with _on(b, index):
+        arr = b.kernels["empty"](_size(size, "empty"), _dtype(dtype).numpy)
+    return _finish(arr, b, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -151,9 +208,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         if dtype is None:
             raise TypeError(f"full(): fill_value must be a number, got "
                             f"{type(fill_value).__name__}")
-    b = _backend(device)
+    b, index = _target(device)
     size = _size((size,), "full")
-    return _finish(b.kernels["full"](size, fill_value, _dtype(dtype).numpy), b, requires_grad)
+    with _on(b, index):
+        arr = b.kernels["full"](size, fill_value, _dtype(dtype).numpy)
+    return _finish(arr, b, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -188,8 +247,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
                          f"(start={start}, end={end}, step={step})")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     st = _dtype(dtype, _t.int64 if all_int else None)
-    b = _backend(device)
-    return _finish(b.kernels["arange"](start, end, step, st.numpy), b, requires_grad)
+    b, index = _target(device)
+    with _on(b, index):
+        arr = b.kernels["arange"](start, end, step, st.numpy)
+    return _finish(arr, b, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
@@ -198,9 +259,10 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     steps = _d.check_int(steps, "linspace", "steps", 3)
     if steps < 0:
         raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
-    b = _backend(device)
-    return _finish(b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy), b,
-                   requires_grad)
+    b, index = _target(device)
+    with _on(b, index):
+        arr = b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy)
+    return _finish(arr, b, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
@@ -208,8 +270,10 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
     """The ``(n, m)`` identity matrix (``m`` defaults to ``n``)."""
     n = _d.check_int(n, "eye", "n", 1)
     m = n if m is None else _d.check_int(m, "eye", "m", 2)
-    b = _backend(device)
-    return _finish(b.kernels["eye"](n, m, _dtype(dtype).numpy), b, requires_grad)
+    b, index = _target(device)
+    with _on(b, index):
+        arr = b.kernels["eye"](n, m, _dtype(dtype).numpy)
+    return _finish(arr, b, requires_grad)
 
 
 def _random(kind: str, size, generator, dtype, device, requires_grad, *extra) -> Tensor:
@@ -217,9 +281,11 @@ def _random(kind: str, size, generator, dtype, device, requires_grad, *extra) ->
     if kind != "randint" and not st.is_floating_point:
         raise TypeError(f"{kind}(): expected a floating dtype, got {st}; use randint for "
                         f"integers")
-    b = _backend(device)
+    b, index = _target(device)
     rng = backend_rng(generator, b)
-    return _finish(b.kernels[kind](*extra, size, st.numpy, rng), b, requires_grad)
+    with _on(b, index):  # the generator draws from the current device's stream
+        arr = b.kernels[kind](*extra, size, st.numpy, rng)
+    return _finish(arr, b, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:

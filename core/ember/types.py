@@ -297,6 +297,11 @@ class Backend:
             2 = CUDA).
         runtime: the device runtime behind ``ember.cuda`` (streams, events, memory
             statistics, synchronize; the protocol is in ``ember/cuda.py``), or None.
+        device_guard: device index -> a context manager within which the backend's
+            kernels run on, and allocate on, that device (PyTorch's ``DeviceGuard``); the
+            factories run under it when ``device=`` names an index (``"cuda:1"``). It
+            raises ValueError for an index the backend does not have. None for a backend
+            with one device.
     """
 
     name: str
@@ -312,6 +317,7 @@ class Backend:
     unsupported: Mapping[str, frozenset] = field(default_factory=dict)
     dlpack_device_type: int = 1
     runtime: Any = None
+    device_guard: Callable | None = None
     _types: dict = field(default_factory=dict, repr=False)
     # numpy dtype -> Type, filled up front: dispatch.wrap looks results up here (hot path).
     types_by_dtype: dict = field(default_factory=dict, repr=False)

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from ..errors import DtypeError, ShapeError
 
-__all__ = ["ConvParams", "Decline", "algorithms", "explain", "Explanation", "select"]
+__all__ = ["ConvParams", "Decline", "algorithms", "explain", "Explanation", "select",
+           "memory_format_of"]
 
 
 class Decline:
@@ -62,6 +63,10 @@ class ConvParams:
     C_in/groups, *kernel) or, transposed, (C_in, C_out/groups, *kernel); ``stride``,
     ``padding``, ``dilation``, ``output_padding`` have one entry per spatial dim.
     ``dtype`` is an ``ember.ScalarType``; ``device_type`` the backend name.
+    ``memory_format`` is the input's (``memory_format_of``): ``"contiguous"`` or
+    ``"channels_last"``; ``device_index`` its device (None for a backend with one device).
+    Algorithms whose kernels depend on either (cuDNN's graphs do) key their caches by them,
+    as PyTorch's ``ConvolutionParams`` holds ``memory_format`` and ``device_id``.
     """
 
     device_type: str
@@ -78,6 +83,8 @@ class ConvParams:
     benchmark: bool = False
     deterministic: bool = False
     cudnn_enabled: bool = True
+    memory_format: str = "contiguous"
+    device_index: int | None = None
 
     @property
     def spatial_dims(self) -> int:
@@ -111,7 +118,8 @@ class ConvParams:
         w = (self.weight_shape[0] // g, *self.weight_shape[1:])
         return ConvParams(self.device_type, self.dtype, inp, w, self.has_bias, self.stride,
                           self.padding, self.dilation, self.transposed, self.output_padding,
-                          1, self.benchmark, self.deterministic, self.cudnn_enabled)
+                          1, self.benchmark, self.deterministic, self.cudnn_enabled,
+                          self.memory_format, self.device_index)
 
     def op_name(self) -> str:
         """``conv2d``, ``conv_transpose1d``, ...: the name errors use."""
@@ -127,14 +135,30 @@ def _expand(value: tuple, n: int, what: str, op: str) -> tuple:
                      f"or 1, got {list(value)}")
 
 
+def memory_format_of(a) -> str:
+    """``"channels_last"`` when the (N, C, *spatial) array ``a`` (numpy or CuPy, any
+    dtype) is packed with channels innermost (NLC, NHWC, NDHWC) and is not also
+    C-contiguous (C == 1 or 1x1 maps are NCHW), else ``"contiguous"``; strides of size-1
+    dims are ignored. PyTorch's ``suggest_memory_format`` for 3-D to 5-D tensors."""
+    if a.ndim < 3 or a.flags.c_contiguous:
+        return "contiguous"
+    step = a.itemsize
+    for dim in (1, *range(a.ndim - 1, 1, -1), 0):  # innermost first: C, W, H, (D), N
+        if a.shape[dim] != 1 and a.strides[dim] != step:
+            return "contiguous"
+        step *= a.shape[dim]
+    return "channels_last"
+
+
 def make_params(device_type: str, scalar_type, input, weight, bias, stride, padding, dilation,
                 transposed, output_padding, groups, benchmark=False, deterministic=False,
-                cudnn_enabled=True) -> ConvParams:
+                cudnn_enabled=True, device_index=None) -> ConvParams:
     """Check the arguments of one convolution and return its ``ConvParams``.
 
-    ``input``/``weight``/``bias`` are backend arrays. Raises ShapeError for ranks, channel
-    counts, kernel sizes or parameters that do not fit, DtypeError for mixed dtypes; every
-    message names the op (``conv2d``), what was expected and what was given.
+    ``input``/``weight``/``bias`` are backend arrays; ``device_index`` is the input's
+    device (``Backend.device_of``). Raises ShapeError for ranks, channel counts, kernel
+    sizes or parameters that do not fit, DtypeError for mixed dtypes; every message names
+    the op (``conv2d``), what was expected and what was given.
     """
     nd = weight.ndim - 2
     op = f"conv{'_transpose' if transposed else ''}{max(nd, 1)}d"
@@ -188,7 +212,8 @@ def make_params(device_type: str, scalar_type, input, weight, bias, stride, padd
                          f"{tuple(bias.shape)}")
     p = ConvParams(device_type, scalar_type, ishape, wshape, bias is not None, stride,
                    padding, dilation, bool(transposed), output_padding, groups,
-                   bool(benchmark), bool(deterministic), bool(cudnn_enabled))
+                   bool(benchmark), bool(deterministic), bool(cudnn_enabled),
+                   memory_format_of(input), device_index)
     if not transposed:
         padded = [i + 2 * q for i, q in zip(ishape[2:], padding)]
         eff = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
@@ -211,15 +236,26 @@ def _dims(nd: int, prefix: str = "") -> str:
 
 _cache: dict = {}
 _cache_generation = -1
+_sorted: dict = {}  # (plugin generation, device type) -> algorithms, highest priority first
 
 
 def algorithms(device_type: str | None = None) -> list:
-    """The registered algorithms, highest priority first (optionally for one device)."""
+    """The registered algorithms, highest priority first (optionally for one device).
+
+    The sorted list is kept until plugins reload (``manager.generation`` changes), so a
+    convolution does not filter and sort the registry on every call."""
     from ..plugins import manager
     manager.ensure_loaded()
-    algos = manager.registered["ember_convolution_algorithms"]
-    found = [a for a in algos if device_type is None or a.device_type == device_type]
-    return sorted(found, key=lambda a: -a.priority)
+    key = (manager.generation, device_type)
+    found = _sorted.get(key)
+    if found is None:
+        if any(k[0] != manager.generation for k in _sorted):
+            _sorted.clear()
+        algos = manager.registered["ember_convolution_algorithms"]
+        found = _sorted[key] = sorted(
+            (a for a in algos if device_type is None or a.device_type == device_type),
+            key=lambda a: -a.priority)
+    return list(found)
 
 
 def _verdict(algo, params: ConvParams):
@@ -248,7 +284,7 @@ def select(params: ConvParams):
         # algorithms marked ``dynamic``, so an answer is cached only when no dynamic
         # algorithm was asked: neither the chosen one nor one that declined before it.
         dynamic = False
-        for candidate in algorithms():
+        for candidate in algorithms(params.device_type):  # the others decline by device
             dynamic = dynamic or getattr(candidate, "dynamic", False)
             if _verdict(candidate, params):
                 algo = candidate
@@ -356,7 +392,7 @@ def install_kernels(backend) -> None:
         scalar = backend.type_for_array(input).scalar_type
         return make_params(name, scalar, input, weight, bias, stride, padding, dilation,
                            transposed, output_padding, groups, benchmark, deterministic,
-                           cudnn_enabled)
+                           cudnn_enabled, backend.device_of(input))
 
     def _convolution(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups, benchmark, deterministic, cudnn_enabled):

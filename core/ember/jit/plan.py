@@ -28,6 +28,12 @@ written at its first use. Nodes holding state (``prim::DifferentiableGraph``,
 ``prim::FusionGroup``, ``prim::PythonOp``) run through ops built once per plan
 (``interpreter.runtime_op``), taking and returning Tensors.
 
+Errors: a kernel called on arrays does not check its operands as the op's wrapper does
+(numpy says "operands could not be broadcast together" where eager ember raises
+ShapeError). So an array-mode plan's body sits in one ``try`` (free until something raises,
+Python >= 3.11), and when an array-mode line raises, the node's wrapper is run on the same
+operands to raise the error eager mode would, with its message.
+
 Reference: PyTorch's ``ExecutionPlan`` (``graph_executor.h``), torch.fx ``GraphModule``
 code generation.
 """
@@ -35,6 +41,8 @@ from __future__ import annotations
 
 import keyword
 import re
+from dataclasses import dataclass
+from functools import partial
 from typing import Optional
 
 from .. import dispatch as _d
@@ -90,6 +98,7 @@ class _Emitter:
         self.used: set = set()
         self.n_globals = 0
         self.runtime_ops: list = []  # (node, op) for nodes that run through a built op
+        self.array_lines: dict = {}  # index in lines -> (OpInfo, operands) of an array node
 
     # -- names -----------------------------------------------------------------------------
     def name(self, v) -> str:
@@ -324,7 +333,7 @@ class _Emitter:
                     for a, v in zip(schema.arguments, n.inputs)][:_ARITY[ufunc]]
             out = self.define(n.output(), "a")
             self.lines.append(f"{indent}{out} = {k}({', '.join(args)})  # {n.kind}")
-            return
+            return self.note_array_line(n, info, backend, indent)
         kernel = backend.type(st).kernels[nf.kernel_name]
         k = self.const(kernel, "K_" + _IDENT.sub("_", nf.kernel_name) + "_")
         for a, v in zip(schema.arguments, n.inputs):
@@ -336,6 +345,20 @@ class _Emitter:
                 for o in n.outputs]
         lhs = outs[0] if len(outs) == 1 else ", ".join(outs)
         self.lines.append(f"{indent}{lhs} = {k}({', '.join(kargs)})  # {n.kind}")
+        self.note_array_line(n, info, backend, indent)
+
+    def note_array_line(self, n, info, backend, indent: str) -> None:
+        """Remember how to call the op's wrapper on the operands of the array-mode line
+        just written, for :func:`_raise_as_eager`: an ``_Operand`` per array operand, the
+        unconverted constant for any other argument."""
+        operands = []
+        for a, v in zip(info.schema.arguments, n.inputs):
+            if a.type.base == "Tensor" and (_is_tensor(v) or _is_tensor_list(v)):
+                operands.append(_Operand(self.as_array(v, indent), _is_tensor_list(v),
+                                         backend))
+            else:
+                operands.append(_constant(v))
+        self.array_lines[len(self.lines) - 1] = (info, operands)
 
     def if_(self, n, indent: str) -> None:
         cond = self.arg(n.input(), indent)
@@ -437,12 +460,45 @@ def _constant(v):
     return _NOT_CONST
 
 
+@dataclass(frozen=True)
+class _Operand:
+    """An array operand of an array-mode line: the local holding it, and how to wrap it."""
+    name: str
+    is_list: bool
+    backend: object
+
+    def tensor(self, env: dict):
+        arr = env[self.name]
+        if self.is_list:
+            return [None if x is None else _d.wrap(x, self.backend) for x in arr]
+        return _d.wrap(arr, self.backend)
+
+
 def _is_tensor(v) -> bool:
     return isinstance(v.type, TensorType)
 
 
 def _is_tensor_list(v) -> bool:
     return isinstance(v.type, ListType) and isinstance(v.type.elem, TensorType)
+
+
+def _raise_as_eager(array_lines: dict, err: BaseException, env: dict) -> None:
+    """Called by a plan with the exception ``err`` it caught and its locals: when an
+    array-mode line (``array_lines``: line number -> (OpInfo, operands)) raised it, run that
+    node's op wrapper on the same operands, as eager mode would, and raise the wrapper's
+    error (a ShapeError where numpy said "could not be broadcast") in place of ``err``.
+    Returns, for the plan to re-raise ``err``, when a tensor-mode line raised it (that
+    error already is eager's) or when the wrapper accepts the operands."""
+    tb = err.__traceback__
+    entry = array_lines.get(tb.tb_lineno) if tb is not None else None
+    if entry is None:
+        return
+    info, operands = entry
+    args = [a.tensor(env) if a.__class__ is _Operand else a for a in operands]
+    try:
+        info.call(*args)
+    except Exception as eager:
+        raise eager from None  # the kernel's error says less than the wrapper's
 
 
 class ExecutionPlan:
@@ -454,7 +510,7 @@ class ExecutionPlan:
         array_mode: whether no gradient can be needed, so kernels may run on arrays.
     Attributes: ``graph``, ``code`` (the generated source), ``fn`` (the function).
     Raises NotImplementedError for a node kind it cannot run (a ``prim::GradOf`` left
-    unlowered).
+    unlowered). Running it raises what eager mode would (see "Errors" in the module doc).
     """
 
     def __init__(self, graph, array_mode: bool = False):
@@ -467,9 +523,15 @@ class ExecutionPlan:
         em.block(graph.block, "    ")
         rets = [em.arg(v, "    ") for v in graph.outputs]
         ret = "(" + ", ".join(rets) + ("," if len(rets) == 1 else "") + ")"
-        src = [f"def plan({', '.join(params)}):"] + em.lines + [f"    return {ret}"]
-        self.code = "\n".join(src) + "\n"
-        ns = dict(em.globals)
+        body = em.lines + [f"    return {ret}"]
+        # NOTE: line 1 is the def, line 2 the try (see "Errors" in the module doc)
+        array_lines = {i + 3: entry for i, entry in em.array_lines.items()}
+        if array_lines:
+            body = ["    try:"] + ["    " + line for line in body] + [
+                "    except Exception as _e:", "        _raise_as_eager(_e, locals())",
+                "        raise"]
+        self.code = f"def plan({', '.join(params)}):\n" + "\n".join(body) + "\n"
+        ns = dict(em.globals, _raise_as_eager=partial(_raise_as_eager, array_lines))
         exec(compile(self.code, "<ember.jit plan>", "exec"), ns)  # noqa: S102 - generated
         self.fn = ns["plan"]
         self.runtime_ops = em.runtime_ops

@@ -77,6 +77,7 @@ def _namespace() -> dict:
         "_check_scalar": _d.check_scalar,
         "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
+        "_to_device_of": to_device_of,
         "_gen": _generator_arg, "_value_error": _d.kernel_value_error,
         "_composite": composite.COMPOSITES, "_len": len,
         "_isinstance": isinstance, "_int": int, "_float": float, "_tuple": tuple,
@@ -102,6 +103,17 @@ def same_device(op: str, typ, t, name: str) -> None:
         raise _d.DeviceMismatchError(
             f"{op}(): expected '{name}' on '{typ.backend.name}' like the other tensors, but it "
             f"is on {t.device}; move it with .to('{typ.backend.name}')")
+
+
+def to_device_of(typ, t, self_):
+    """``t`` itself when it lives on ``typ``'s backend, else ``t`` moved to ``self_``'s
+    device (a differentiable ``.to``): the ``cross_device`` arguments of
+    ``native_functions.yaml`` (``copy_``'s src). Another device of the same backend
+    (cuda:0 -> cuda:1) is the backend's to bring over, in its kernel."""
+    b = t._type.backend
+    if b is typ.backend or b.name == typ.backend.name:
+        return t
+    return t.to(device=self_.device)
 
 
 def _generator_arg(g, backend):
@@ -322,6 +334,9 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
         body.append(f"_T = {primary.name}._type")
     for a in tensors:
         if a.name in promoted or a is primary:
+            continue
+        if a.name in nf.cross_device:  # moved before autograd sees it: grads flow back
+            body.append(f"{a.name} = _to_device_of(_T, {a.name}, self)")
             continue
         def check(value: str, a=a) -> str:
             return f"_same_device({op!r}, _T, {value}, {a.name!r})"

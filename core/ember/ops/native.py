@@ -13,6 +13,11 @@ Each entry of the yaml file is one op::
                                    #   no casting itself: the ops inside it promote.
       structured: inplace, out     # also generate add_ (method) and out= (function)
       check: no_bool               # an operand check run before promotion (ops/checks.py)
+      cross_device: [src]          # Tensor arguments that may live on another device than
+                                   #   self: the wrapper moves them to self's device first
+                                   #   (copy_ transfers, as torch.Tensor.copy_ does); every
+                                   #   other Tensor argument on another device raises
+                                   #   DeviceMismatchError
       wrap_dims: true              # normalize arguments named dim/dims/dim0/... against
                                    #   self.ndim (+ dim_extra); default true
       dim_extra: 0                 # unsqueeze accepts one dim past the end: dim_extra: 1
@@ -34,7 +39,7 @@ from .schema import (Alias, Argument, ArgType, FunctionSchema, Location, Return,
 
 YAML_PATH = Path(__file__).with_name("native_functions.yaml")
 _KEYS = {"func", "variants", "dispatch", "promote", "promote_args", "structured", "wrap_dims",
-         "dim_extra", "doc", "check"}
+         "dim_extra", "doc", "check", "cross_device"}
 DIM_ARG_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "start_dim", "end_dim"})
 
 
@@ -58,6 +63,7 @@ class NativeFunction:
     check: str | None = None
     inplace_schema: FunctionSchema | None = None
     out_schema: FunctionSchema | None = None
+    cross_device: tuple = ()
 
     @property
     def name(self) -> str:
@@ -142,10 +148,16 @@ def parse_entry(entry: dict, location: Location) -> NativeFunction:
     if check is not None and check not in CHECKS:
         raise SchemaError(f"{where}: unknown check {check!r}; known: {sorted(CHECKS)} "
                           f"(ops/checks.py)")
+    cross_device = tuple(_split_words(entry.get("cross_device", []), where, "cross_device"))
+    for n in cross_device:
+        if n not in tensor_args or n == "self" or n in promote_args:
+            raise SchemaError(f"{where}: cross_device names {n!r}, which is not a Tensor "
+                              f"argument of {schema.name} other than self and the promoted "
+                              f"ones")
     return NativeFunction(
         schema, variants, dispatch, promote, promote_args, structured, wrap_dims, dim_extra,
         doc.strip(), check, _derive_inplace(schema) if "inplace" in structured else None,
-        _derive_out(schema) if "out" in structured else None)
+        _derive_out(schema) if "out" in structured else None, cross_device)
 
 
 class _LineLoader(yaml.SafeLoader):

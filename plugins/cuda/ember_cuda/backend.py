@@ -14,6 +14,8 @@ Otherwise the Backend holds:
 * ``from_numpy(arr, index)``: a copy on device ``index`` (None: the current device); it
   also takes a CuPy array from another GPU and copies it across; ``to_numpy`` is
   ``cupy.asnumpy`` (synchronous); ``device_of(arr)`` is the index of the array's device;
+  ``device_guard(index)`` makes device ``index`` current for a block (``cupy.cuda.Device``),
+  so ``ember.zeros(3, device="cuda:1")`` allocates on device 1;
 * ``make_rng`` = ``rng.CudaGenerator``; ``dlpack_device_type`` 2 (kDLCUDA), so
   ``ember.from_dlpack`` takes CuPy arrays and torch CUDA tensors without copying, and
   ``cupy.from_dlpack(tensor)`` / ``torch.from_dlpack(tensor)`` take ember's;
@@ -64,7 +66,7 @@ def make_backend() -> Backend:
         from_numpy=_from_numpy_for(cupy, count, has_bf16), device_count=count,
         device_of=_device_of, make_rng=CudaGenerator,
         unsupported=kernels.unsupported(table, has_bf16), dlpack_device_type=2,
-        runtime=runtime,
+        runtime=runtime, device_guard=_device_guard_for(count),
     )
 
 
@@ -111,6 +113,15 @@ def _version(cupy) -> tuple:
 
 def _device_of(arr) -> int:
     return arr.data.device_id
+
+
+def _device_guard_for(count: int):
+    from .devices import index_of, on
+
+    def device_guard(index: int):
+        """Device ``index`` current within the block; ValueError outside [0, count)."""
+        return on(index_of(index, count))
+    return device_guard
 
 
 def _from_numpy_for(cupy, count: int, has_bf16: bool):

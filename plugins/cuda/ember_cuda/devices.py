@@ -12,7 +12,8 @@ another GPU and is copied over first. With one GPU every array is on device 0 an
 table is a plain dict: the guard costs nothing there.
 
 NOTE: factory kernels (``empty``, ``rand``, ...) have no array argument and run on the
-current device: ``ember.factories`` does not pass a device index to them (yet).
+current device; ``ember.factories`` runs them under the backend's ``device_guard`` (``on``
+below) when ``device=`` names an index, so ``"cuda:1"`` allocates on device 1.
 
 References: PyTorch's ``c10::cuda::CUDAGuard`` and ``TensorIterator``'s device check;
 CuPy's "Device management" guide (``cupy.cuda.Device`` as a context manager).

@@ -39,7 +39,7 @@ import types
 import numpy as np
 
 from ember.backends import array_api
-from ember.backends.kernels.linalg import _check_inner  # the generic shape check, reused
+from ember.backends.kernels.linalg import check_inner  # the generic shape check, reused
 from ember.types import bfloat16 as _bf16
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -203,19 +203,19 @@ def _half_matmul(cupy, generic: dict) -> dict:
 
     def matmul(a, b):
         if half(a, b) and a.ndim and b.ndim:
-            _check_inner("matmul", a, b)
+            check_inner("matmul", a, b)
             return cupy.matmul(a, b)
         return generic["matmul"](a, b)
 
     def mm(a, b):
         if half(a, b) and a.ndim == 2 and b.ndim == 2:
-            _check_inner("mm", a, b)
+            check_inner("mm", a, b)
             return cupy.matmul(a, b)
         return generic["mm"](a, b)
 
     def bmm(a, b):
         if half(a, b) and a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0]:
-            _check_inner("bmm", a, b)
+            check_inner("bmm", a, b)
             return cupy.matmul(a, b)
         return generic["bmm"](a, b)
 

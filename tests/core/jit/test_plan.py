@@ -271,3 +271,84 @@ def test_debug_state():
     state = plan.debug_state()
     assert state["code"] == plan.code and state["array_mode"] is True
     assert state["graph"] is plan.graph
+
+
+# ---- errors: array mode raises what eager mode raises ------------------------------------
+
+SHAPE_MISMATCHES = {
+    # fn, example shapes, mismatched shapes
+    "add_relu_mul": (lambda x, y: (x + y).relu() * 2, [(2, 3), (2, 3)], [(2, 3), (4, 5)]),
+    "where": (lambda x, y: E.where(x > 0, x, y), [(2, 3), (2, 3)], [(2, 3), (4, 5)]),
+    "sub_alpha": (lambda x, y: E.sub(x, y, alpha=2), [(2, 3), (2, 3)], [(2, 3), (4, 5)]),
+    "matmul_inner": (lambda x, y: (x @ y).relu(), [(2, 3), (3, 4)], [(2, 3), (5, 4)]),
+    "matmul_batch": (lambda x, y: x @ y, [(2, 2, 3), (2, 3, 4)], [(2, 2, 3), (3, 3, 4)]),
+    "bmm_batch": (lambda x, y: E.bmm(x, y), [(2, 2, 3), (2, 3, 4)], [(2, 2, 3), (3, 3, 4)]),
+    "reshape": (lambda x, y: x.reshape(3, 2) + y, [(2, 3), (3, 2)], [(2, 4), (3, 2)]),
+}
+
+
+def _error_of(fn, args):
+    with pytest.raises(Exception) as info:
+        fn(*args)
+    return info.type, str(info.value)
+
+
+@pytest.mark.parametrize("name", list(SHAPE_MISMATCHES))
+def test_traced_shape_errors_match_eager(name):
+    fn, example, bad = SHAPE_MISMATCHES[name]
+    tf = E.jit.trace(fn, tuple(E.randn(*s) for s in example))
+    tf(*[E.randn(*s) for s in example])  # compile and run the array-mode plan once
+    assert "_raise_as_eager" in tf.code, tf.code  # kernels run on arrays
+    args = [E.randn(*s) for s in bad]
+    eager = _error_of(fn, args)
+    assert issubclass(eager[0], E.ShapeError) or eager[0] is RuntimeError, eager
+    assert _error_of(tf, args) == eager
+
+
+def test_array_mode_broadcast_error_is_shape_error_with_eager_message():
+    plan = ExecutionPlan(parse_ir(CHAIN), array_mode=True)
+    x, y = E.randn(2, 3), E.randn(4, 5)
+    with pytest.raises(E.ShapeError, match=r"mul\(\): shapes do not broadcast: 'self' \[2, 3\], "
+                                           r"'other' \[4, 5\]") as info:
+        plan.run([x, y])
+    assert info.value.__suppress_context__  # numpy's message is not shown under it
+    assert _error_of(lambda: plan.run([x, y]), []) == _error_of(lambda: x * y, [])
+
+
+def test_array_mode_shape_error_inside_control_flow():
+    g = parse_ir("""graph(%x : Float(3, device=cpu), %y : Float(3, device=cpu), %flag : bool):
+      %one : int = prim::Constant[value=1]()
+      %r : Float(3, device=cpu) = prim::If(%flag)
+        block0():
+          %s : Float(3, device=cpu) = ember::mul(%x, %y)
+          -> (%s)
+        block1():
+          -> (%x)
+      %t : Float(3, device=cpu) = ember::add(%r, %y, %one)
+      return (%t)""")
+    plan = ExecutionPlan(g, array_mode=True)
+    x, y = E.randn(3), E.randn(4)
+    with pytest.raises(E.ShapeError, match=r"^mul\(\): shapes do not broadcast"):
+        plan.run([x, y, True])
+    with pytest.raises(E.ShapeError, match=r"^add\(\): shapes do not broadcast"):
+        plan.run([x, y, False])
+
+
+def test_errors_of_wrapper_nodes_pass_through_unchanged():
+    # linear runs through its wrapper even in array mode: its own ShapeError comes out as is
+    g = parse_ir("""graph(%x : Float(2, 3, device=cpu), %w : Float(4, 3, device=cpu)):
+      %none : NoneType = prim::Constant[value=None]()
+      %a : Float(2, 4, device=cpu) = ember::linear(%x, %w, %none)
+      %b : Float(2, 4, device=cpu) = ember::relu(%a)
+      return (%b)""")
+    plan = ExecutionPlan(g, array_mode=True)
+    x, w = E.randn(2, 3), E.randn(4, 5)
+    assert _error_of(plan.run, [[x, w]]) == _error_of(E.nn.functional.linear, [x, w])
+
+
+def test_only_array_mode_plans_with_kernel_calls_get_the_error_handler():
+    assert "except Exception" in ExecutionPlan(parse_ir(CHAIN), array_mode=True).code
+    assert "try:" not in ExecutionPlan(parse_ir(CHAIN), array_mode=False).code
+    x, y, xn, yn = inputs()
+    (e,) = ExecutionPlan(parse_ir(CHAIN), array_mode=True).run([x, y])
+    assert_close(e, np.exp(np.sin(xn * yn + 1) - xn), rtol=1e-5, atol=1e-6)

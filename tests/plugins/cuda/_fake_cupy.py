@@ -6,6 +6,8 @@ refuses, ``argsort`` is stable without a ``kind``, and ``ElementwiseKernel`` rec
 kernels it is given (computing numpy's floor_divide/remainder, the target). It also has
 the runtime and memory-pool calls ``make_backend`` makes. ``FakeGPUs`` is ``cupy`` for
 ``devices.py`` and ``rng.py``: arrays that know their device, and a current device.
+``fake_cupy_gpus`` is ``fake_cupy`` on several devices, for the backend end to end: its
+arrays know the device they were made on.
 """
 from __future__ import annotations
 
@@ -172,3 +174,73 @@ class FakeGPUs:
                 setDevice=lambda i: setattr(self, "current", i),
                 getDeviceProperties=lambda i: {"name": f"Fake GPU {i}".encode(), "major": 9,
                                                "minor": 0}))
+
+
+def fake_cupy_gpus(count: int = 2):
+    """``fake_cupy`` with ``count`` devices whose arrays know their device, for ember end to
+    end (factories, ``ember.tensor``, ``copy_``) without a GPU.
+
+    ``cupy.ndarray`` is a numpy subclass stamped with the device current when it was made,
+    as CuPy allocates (a view keeps its base's device); ``arr.data.device_id`` reads it.
+    ``cuda.Device(i)`` makes ``i`` current for a block and ``cuda.runtime.getDevice``
+    returns it (``cp.current``). ``asarray``/``array`` copy host data onto the current
+    device and return device arrays as they are; the creation functions and the random
+    generators return device arrays. Departure: numpy's ``asarray`` converts a fake array
+    silently, where CuPy's raises TypeError (no implicit device-to-host copies).
+    """
+    cp = fake_cupy(count=count)
+    cp.current = 0
+
+    class ndarray(np.ndarray):
+        def __array_finalize__(self, obj):
+            base = getattr(obj, "device_id", None) if self.base is not None else None
+            self.device_id = cp.current if base is None else base
+
+        @property
+        def data(self):
+            return types.SimpleNamespace(device_id=self.device_id)
+
+    def on_device(fn):
+        def made(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            return out.view(ndarray) if out.__class__ is np.ndarray else out
+        return made
+
+    def array(a, dtype=None, copy=True, order="K", ndmin=0):
+        if isinstance(a, ndarray) and not copy and a.ndim >= ndmin and \
+                (dtype is None or a.dtype == dtype):
+            return a  # already on a device: CuPy's asarray returns it
+        return np.array(a, dtype=dtype, copy=True, order=order, ndmin=ndmin).view(ndarray)
+
+    def asarray(a, dtype=None, order=None):
+        return array(a, dtype, copy=False, order=order or "K")
+
+    class Device:
+        def __init__(self, i=None):
+            self.id = cp.current if i is None else i
+
+        def __enter__(self):
+            if not 0 <= self.id < count:
+                raise RuntimeError(f"cudaErrorInvalidDevice: invalid device ordinal {self.id}")
+            self.prev, cp.current = cp.current, self.id
+
+        def __exit__(self, *exc):
+            cp.current = self.prev
+
+    class Generator:
+        def __init__(self, bit_generator):
+            self._g = np.random.Generator(bit_generator)
+
+        def __getattr__(self, name):
+            return on_device(getattr(self._g, name))
+
+    for name in ("empty", "full", "zeros", "ones", "arange", "linspace", "eye", "empty_like",
+                 "zeros_like", "ones_like", "full_like", "ascontiguousarray"):
+        setattr(cp, name, on_device(getattr(np, name)))
+    cp.ndarray, cp.asarray, cp.array = ndarray, asarray, array
+    cp.broadcast_to = lambda a, shape: np.broadcast_to(a, shape, subok=True)  # a view
+    cp.asnumpy = lambda a: np.array(a, copy=True).view(np.ndarray)
+    cp.random = types.SimpleNamespace(Generator=Generator, XORWOW=np.random.PCG64)
+    cp.cuda.Device = Device
+    cp.cuda.runtime.getDevice = lambda: cp.current
+    return cp

@@ -34,8 +34,15 @@ def _need_ndim(op: str, name: str, a, ndim: int, what: str) -> None:
                          f"{a.ndim}-D with shape {list(a.shape)}")
 
 
-def _check_inner(op: str, a, b) -> None:
-    """self.size(-1) must equal other.size(-2) (or other.size(0) for a vector)."""
+def check_inner(op: str, a, b) -> None:
+    """The inner-dimension check of a matrix product, for kernels of every backend.
+
+    ``a`` is (..., n, k) or (k,), ``b`` is (..., k, m) or (k,) (any dtype; only ``.shape``
+    and ``.ndim`` are read): ``a.shape[-1]`` must equal ``b.shape[-2]`` (``b.shape[0]``
+    for a vector), as in ``torch.matmul``. Batch dims are not checked here (broadcasting
+    is the caller's). Raises ShapeError with PyTorch's "mat1 and mat2 shapes cannot be
+    multiplied (2x3 and 4x5)" text, naming both sizes.
+    """
     k = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if a.shape[-1] != k:
         which = "second-to-last" if b.ndim > 1 else "only"
@@ -88,13 +95,13 @@ def kernels(xp) -> dict:
         if zero_d:
             raise ShapeError(f"matmul(): both arguments need at least 1 dimension, but they "
                              f"are {a.ndim}-D and {b.ndim}-D; use mul() for scalars")
-        _check_inner("matmul", a, b)
+        check_inner("matmul", a, b)
         return product(a, b)  # batch dims that do not broadcast: ShapeError from dispatch
 
     def mm(a, b, op="mm"):
         _need_ndim(op, "self", a, 2, "a matrix")
         _need_ndim(op, "mat2", b, 2, "a matrix")
-        _check_inner(op, a, b)
+        check_inner(op, a, b)
         return product(a, b)
 
     def bmm(a, b):
@@ -104,7 +111,7 @@ def kernels(xp) -> dict:
             raise ShapeError(f"bmm(): batch1 and batch2 must have the same batch size, got "
                              f"{a.shape[0]} and {b.shape[0]} (shapes {list(a.shape)} and "
                              f"{list(b.shape)})")
-        _check_inner("bmm", a, b)
+        check_inner("bmm", a, b)
         return product(a, b)
 
     def addmm(c, a, b, beta, alpha):

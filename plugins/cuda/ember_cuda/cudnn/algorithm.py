@@ -32,9 +32,19 @@ Declines. ``supports(params)`` answers up front for what cuDNN cannot do (non-fl
 dtypes, zero-size or >= 2**31-element tensors, transposed ``output_padding >= stride``,
 rank) and for configurations cuDNN already refused: when building a graph fails, that call
 runs the native algorithm (im2col on CuPy) and the reason is remembered per
-configuration, so later calls go native and ``explain`` prints why. A grouped
+configuration, so later calls go native and ``explain`` prints why. A configuration is
+what the graphs are keyed by (``GraphKey``): the device, the dtype, the shapes and the
+layout the call computes in (so the strides), the convolution parameters, deterministic
+and allow_tf32; a refused NCHW configuration does not decline the NHWC one. A grouped
 configuration cuDNN refuses is first tried per group (the dispatcher's
 ``convolution_nogroup``); only if that is refused too does it decline.
+
+Caches. Per call only the switches are read; what follows from the parameters alone is
+computed once per configuration and kept: the up-front verdict per ``ConvParams``, the
+graph key per (pass, call facts, ``ConvParams``) and the decline key per (``ConvParams``,
+deterministic, allow_tf32). The switches are part of those keys (or read before them), so
+changing one takes effect on the next call. Each cache holds at most ``_MAX_VERDICTS``
+entries and starts over when full.
 
 Reference: PyTorch ``aten/src/ATen/native/cudnn/Conv_v8.cpp`` (plan cache, engine
 filters, benchmark) and ``native/Convolution.cpp`` (``convolution_backward`` flags);
@@ -84,6 +94,9 @@ class CudnnConvolution:
         self.handles = Handles(fe, self.runtime)
         self.graphs = GraphCache()
         self._declined: dict = {}
+        self._static: dict = {}        # ConvParams -> True | Decline (params alone)
+        self._graph_keys: dict = {}    # (op, _Call, ConvParams) -> GraphKey
+        self._verdict_keys: dict = {}  # (ConvParams, deterministic, tf32) -> decline key
 
     def __repr__(self) -> str:
         return f"CudnnConvolution(cuDNN {self.version()})"
@@ -101,6 +114,13 @@ class CudnnConvolution:
         if not (params.cudnn_enabled and _switches.enabled):
             return Decline("disabled: ember.backends.cudnn.enabled is False (or the call "
                            "passed cudnn_enabled=False)")
+        verdict = self._static.get(params)
+        if verdict is None:
+            verdict = _bounded(self._static)[params] = self._static_verdict(params)
+        return self._remembered(params) if verdict is True else verdict
+
+    def _static_verdict(self, params: ConvParams):
+        """True, or the Decline for what cuDNN cannot do whatever the switches."""
         dtype = params.dtype.name
         if dtype not in DTYPES:
             return Decline(f"dtype {dtype}: cuDNN convolution takes float16, bfloat16, "
@@ -120,7 +140,7 @@ class CudnnConvolution:
             return Decline(f"output_padding {params.output_padding} not smaller than stride "
                            f"{params.stride}: the input gradient cuDNN computes would not "
                            f"have the transposed output's size")
-        return self._remembered(params)
+        return True
 
     def forward(self, input, weight, bias, params: ConvParams):
         """``_convolution``: (N, C_in, *S) x weight -> (N, C_out, *O), plus bias."""
@@ -197,7 +217,15 @@ class CudnnConvolution:
         return out
 
     def _key(self, op: str, call: "_Call", params: ConvParams) -> GraphKey:
-        """The graph cache key: tensors of the regular convolution the pass runs."""
+        """The graph cache key: tensors of the regular convolution the pass runs (kept
+        per (op, call, params): the call holds the switches, so a change makes a new key)."""
+        cached = self._graph_keys.get((op, call, params))
+        if cached is None:
+            cached = _bounded(self._graph_keys)[op, call, params] = \
+                self._make_key(op, call, params)
+        return cached
+
+    def _make_key(self, op: str, call: "_Call", params: ConvParams) -> GraphKey:
         x_shape, y_shape = params.input_shape, params.output_shape
         if params.transposed:
             x_shape, y_shape = y_shape, x_shape
@@ -231,17 +259,23 @@ class CudnnConvolution:
     # ---- declines and the fallback ----
 
     def _verdict_key(self, params: ConvParams, deterministic: bool, allow_tf32: bool):
-        """What a decline depends on: the geometry and dtype, not the bias, benchmark
-        or the switches (forward and backward params differ only in those)."""
-        return (dataclasses.replace(params, has_bias=False, benchmark=False,
-                                    deterministic=deterministic, cudnn_enabled=True),
-                allow_tf32)
+        """What a decline depends on: what the graphs are keyed by (device, dtype,
+        shapes, the compute layout and so the strides, parameters, deterministic,
+        allow_tf32), not the bias, benchmark or the enabled switch (forward and backward
+        params differ only in those). The input's memory format counts through the
+        layout it computes in: half types compute NHWC whatever the input's."""
+        cached = self._verdict_keys.get((params, deterministic, allow_tf32))
+        if cached is None:
+            fmt = "channels_last" if layout.choose_for(params) else "contiguous"
+            cached = (dataclasses.replace(params, has_bias=False, benchmark=False,
+                                          deterministic=deterministic, cudnn_enabled=True,
+                                          memory_format=fmt), allow_tf32)
+            _bounded(self._verdict_keys)[params, deterministic, allow_tf32] = cached
+        return cached
 
     def _remember(self, params: ConvParams, call: "_Call", reason: str) -> None:
-        if len(self._declined) >= _MAX_VERDICTS:
-            self._declined.clear()
         key = self._verdict_key(params, call.deterministic, call.allow_tf32)
-        self._declined[key] = Decline(reason)
+        _bounded(self._declined)[key] = Decline(reason)
 
     def _remembered(self, params: ConvParams):
         """True, or the Decline recorded for ``params``; a grouped configuration whose
@@ -293,6 +327,13 @@ class _Call(NamedTuple):
     benchmark: bool
     deterministic: bool
     allow_tf32: bool
+
+
+def _bounded(cache: dict) -> dict:
+    """``cache``, emptied first when it holds ``_MAX_VERDICTS`` entries."""
+    if len(cache) >= _MAX_VERDICTS:
+        cache.clear()
+    return cache
 
 
 def _allow_tf32() -> bool:

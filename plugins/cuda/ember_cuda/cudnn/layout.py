@@ -72,6 +72,13 @@ def choose(dtype_name: str, input) -> bool:
     return dtype_name in ("float16", "bfloat16") or is_channels_last(input)
 
 
+def choose_for(params) -> bool:
+    """``choose`` from a ``ConvParams`` (its dtype and the input's ``memory_format``):
+    the layout a call with these parameters computes in, without the array."""
+    return params.dtype.name in ("float16", "bfloat16") or \
+        params.memory_format == "channels_last"
+
+
 def prepare(xp, a, channels_last: bool, pointer) -> object:
     """``a`` itself when packed in the layout at an ``ALIGNMENT``-byte address, else a
     packed copy (a view with the same (N, C, *spatial) shape)."""

@@ -272,3 +272,43 @@ def test_logical_not_and_bitwise_not():
     assert E.bitwise_not(E.tensor([0, -6])).tolist() == [-1, 5]
     with pytest.raises(NotImplementedError, match="bitwise_not: no kernel for CPUFloatType"):
         ~x
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: E.clamp(s, min=0.0, max=1.0),
+    lambda s: E.clamp(s, min=E.tensor(0.0), max=E.tensor(1.0)),
+    lambda s: E.clamp(s, max=E.tensor([1.0, 2.0])),
+    lambda s: E.clamp(s),
+], ids=["numbers", "tensors", "tensor_max", "no_bounds"])
+@pytest.mark.parametrize("value", [2.0, 2, True])
+def test_clamp_refuses_a_number_self(call, value):
+    # as torch.clamp(2.0, 0, 1): "argument 'input' must be Tensor, not float"
+    with pytest.raises(TypeError, match=rf"^clamp\(\): argument 'self' \(position 1\) must be "
+                                        rf"Tensor, not {type(value).__name__}; to clamp a number, "
+                                        rf"wrap it in a tensor first: "
+                                        rf"E\.clamp\(E\.tensor\({value!r}\), \.\.\.\)$"):
+        call(value)
+
+
+def test_clamp_of_a_wrapped_number():
+    # the way out the error names
+    assert E.clamp(E.tensor(2.0), min=0.0, max=1.0).item() == 1.0
+    assert E.clamp(E.tensor(2.0), max=E.tensor([1.0, 3.0])).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("op", ["clamp_min", "clamp_max"])
+@pytest.mark.parametrize("bound", [1.0, E.tensor(1.0)], ids=["number", "tensor"])
+def test_clamp_min_max_refuse_a_number_self(op, bound):
+    with pytest.raises(TypeError, match=rf"^{op}\(\): argument 'self' \(position 1\) must be "
+                                        rf"Tensor, not float; .*E\.{op}\(E\.tensor\(2\.0\)"):
+        getattr(E, op)(2.0, bound)
+    assert getattr(E, op)(E.tensor(2.0), bound).item() == (1.0 if op == "clamp_max" else 2.0)
+
+
+def test_clamp_refuses_other_non_tensor_selves():
+    with pytest.raises(TypeError, match=r"must be Tensor, not list; wrap the values in a tensor "
+                                        r"first: E\.clamp\(E\.tensor\(values\), \.\.\.\)$"):
+        E.clamp([1.0, 2.0], 0, 1)
+    with pytest.raises(TypeError, match=r"^clamp_min\(\): argument 'self' \(position 1\) must be "
+                                        r"Tensor, not NoneType$"):
+        E.clamp_min(None, 0)
