@@ -14,6 +14,7 @@ scalars never upcast a tensor within its category (``int8 tensor + 1000`` stays 
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -332,6 +333,14 @@ class Backend:
         if t is None:
             t = self._types.setdefault(scalar_type, Type(self, scalar_type))
         return t
+
+    def on_device_of(self, arr):
+        """A context manager making ``arr``'s device current for the code inside (its
+        ``device_guard``), so allocations there (CuPy's ``ones_like``, ``copy``) land on
+        ``arr``'s device; a no-op for a single-device backend."""
+        if self.device_guard is None:
+            return contextlib.nullcontext()
+        return self.device_guard(self.device_of(arr))
 
     def type_for_array(self, arr) -> Type:
         """The Type of a backend array, from its dtype. Raises TypeError if unsupported."""

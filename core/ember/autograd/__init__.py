@@ -114,8 +114,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
             tensors._data.size == 1:  # loss.backward(): the common case, kept short
         e = gradient_edge(tensors)
         if e is not None:
-            b = tensors._type.backend
-            run_backward([e], [_d.wrap(b.xp.ones_like(tensors._data), b)],
+            b, data = tensors._type.backend, tensors._data
+            with b.on_device_of(data):  # CuPy's ones_like allocates on the current device
+                seed = b.xp.ones_like(data)
+            run_backward([e], [_d.wrap(seed, b)],
                          retain_graph=create_graph if retain_graph is None else retain_graph,
                          create_graph=create_graph)
             return

@@ -161,8 +161,11 @@ class AccumulateGrad(Node):
 
 
 def _own(g):
-    """A fresh, contiguous, graph-free copy of ``g``."""
-    return _d.wrap(g._data.copy(), g._type.backend)
+    """A fresh, contiguous, graph-free copy of ``g``, on ``g``'s device (CuPy's ``copy``
+    allocates on the current one)."""
+    b = g._type.backend
+    with b.on_device_of(g._data):
+        return _d.wrap(g._data.copy(), b)
 
 
 def grad_accumulator(t) -> AccumulateGrad:

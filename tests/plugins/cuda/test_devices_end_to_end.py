@@ -150,10 +150,14 @@ def test_copy_across_devices_propagates_gradients_to_the_source_device(gpus):
     d = E.zeros(3, device="cuda:1") * 1
     d.copy_(src)
     loss = (d * E.tensor([1.0, 2.0, 3.0], device="cuda:1")).sum()
-    # NOTE: an explicit seed gradient: backward()'s own (xp.ones_like) is made on the
-    # current device, not the loss's (a separate leftover of autograd/__init__.py)
-    loss.backward(E.ones((), device="cuda:1"))
+    loss.backward()  # its seed gradient is made on cuda:1, not on the current cuda:0
     assert src.grad.device == E.Device("cpu") and src.grad.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_backward_of_a_loss_on_device_1_seeds_there(gpus):
+    x = E.tensor([1.0, -2.0], device="cuda:1", requires_grad=True)
+    (x * x).sum().backward()
+    assert x.grad.device == E.Device("cuda:1") and x.grad.tolist() == [2.0, -4.0]
 
 
 def test_other_ops_still_refuse_mixed_devices(gpus):
