@@ -288,21 +288,7 @@ def host_overhead(repeat: int) -> None:
     before any GPU work, the floor of a launch-bound cell."""
     import time
 
-    from ember_triton_fuser import TritonFuser, launch
-
-    class StubLaunch(TritonFuser):
-        def __init__(self):  # noqa: D107 - "cpu" groups, a real (not interpreted) build
-            self.device_type, self.interpret = "cpu", False
-            self._capabilities, self._lock = {}, __import__("threading").Lock()
-
-        def pointer(self, array, offset=0):
-            return array
-
-        def capability(self):
-            return (9, 0)
-
-        def launch(self, runner, args, constexprs, num_warps):
-            pass
+    from ember_triton_fuser import HostOnlyFuser
 
     def us(fn) -> float:
         for _ in range(20):
@@ -318,12 +304,11 @@ def host_overhead(repeat: int) -> None:
     rng = np.random.default_rng(2)
     shapes = [(2, 4), (2, 4), (2, 4), (16, 4), (16, 4), (16,)]
     args = tuple(E.tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes)
-    launch.ensure_driver = lambda: None
     with jit_fuser.using_fuser("cpu", NoFusion()):
         unfused = E.jit.trace(lstm_cell, args)
         rows = {"ember eager": us(lambda: lstm_cell(*args)),
                 "ember traced, unfused": us(lambda: unfused(*args))}
-    with jit_fuser.using_fuser("cpu", StubLaunch()):
+    with jit_fuser.using_fuser("cpu", HostOnlyFuser()):
         fused = E.jit.trace(lstm_cell, args, check_trace=False)  # outputs are garbage
         fused(*args)
         note = f"{fusion_groups(fused, *args)} fusion group(s), launch stubbed"

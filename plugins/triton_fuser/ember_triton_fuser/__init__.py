@@ -8,6 +8,6 @@ source. The same source runs on host numpy arrays through Triton's interpreter
 (``TritonFuser(device_type="cpu", interpret=True)``), which is how CI checks it. See
 ``docs/fuser.md``.
 """
-from .fuser import TritonFuser
+from .fuser import HostOnlyFuser, TritonFuser
 
-__all__ = ["TritonFuser"]
+__all__ = ["TritonFuser", "HostOnlyFuser"]

@@ -29,7 +29,7 @@ from ember.jit.ir_types import TensorType
 
 from .lowering import can_lower_node, lower_subgraph
 
-__all__ = ["TritonFuser"]
+__all__ = ["TritonFuser", "HostOnlyFuser"]
 
 _EXACT = None
 
@@ -95,12 +95,17 @@ class TritonFuser(Fuser):
         reason when the group cannot be lowered."""
         from .kernel import FusedKernel
         plan = lower_subgraph(subgraph)
-        if not self.interpret:
-            from . import launch
-            launch.ensure_driver()
+        self.ensure_launcher()
         devices = {v.type.device for v in subgraph.inputs if isinstance(v.type, TensorType)}
         device = devices.pop() if len(devices) == 1 else None
         return FusedKernel(plan, subgraph, self, device)
+
+    def ensure_launcher(self) -> None:
+        """Make sure kernels can launch: on CUDA, install the CuPy-stream driver
+        (``launch.ensure_driver``, which raises DriverUnavailable without CuPy)."""
+        if not self.interpret:
+            from . import launch
+            launch.ensure_driver()
 
     # ---- what FusedKernel asks of its fuser --------------------------------------------
     def pointer(self, array, offset: int = 0):
@@ -135,3 +140,32 @@ class TritonFuser(Fuser):
                 runner(*args, **constexprs)
         else:
             runner(*args, **constexprs, num_warps=num_warps, **_exact_math_options())
+
+
+class HostOnlyFuser(TritonFuser):
+    """A TritonFuser for ``"cpu"`` groups that builds the real (not interpreted) kernels
+    for compute capability ``capability`` (default ``(9, 0)``, an H100) and never launches
+    them: outputs are allocated and left uninitialized. For two uses without a GPU: the
+    tests lower its kernels to Triton IR with Triton's own front end, and
+    ``benchmarks/bench_fuser.py`` measures ember's host time per call with it. The plugin
+    never registers it. Needs Triton's interpreter off (``TRITON_INTERPRET`` unset or 0).
+    """
+
+    def __init__(self, capability: tuple = (9, 0)):
+        self.device_type, self.interpret = "cpu", False
+        self._capabilities, self._lock = {}, threading.Lock()
+        self._host_capability = tuple(capability)
+
+    def ensure_launcher(self) -> None:
+        """Nothing to install: nothing launches."""
+
+    def pointer(self, array, offset: int = 0):
+        """The array itself (never dereferenced)."""
+        return array
+
+    def capability(self) -> tuple:
+        """The capability given at construction."""
+        return self._host_capability
+
+    def launch(self, runner, args: list, constexprs: dict, num_warps: int) -> None:
+        """Does nothing: the kernel is built, not run."""

@@ -8,7 +8,6 @@ interpreter, which the other tests of this folder switch on at import (conftest.
 the check runs in a fresh process.
 """
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ import ember as E
 import ember.nn.functional as F
 from ember.jit import fuser as jit_fuser
 
-from ember_triton_fuser import TritonFuser, launch
+from ember_triton_fuser import HostOnlyFuser
 
 from ._nvidia import nvidia_ttir, run_without_interpreter
 
@@ -64,12 +63,12 @@ CASES = [
 ]
 
 
-class Capturing(TritonFuser):
-    """Builds real (not interpreted) kernels for CPU groups without launching them."""
+class Capturing(HostOnlyFuser):
+    """Builds real (not interpreted) kernels for CPU groups without launching them, and
+    keeps each (plan, CallSpec) built."""
 
     def __init__(self):
-        self.device_type, self.interpret = "cpu", False
-        self._capabilities, self._lock = {}, threading.Lock()
+        super().__init__((9, 0))
         self.built = []
 
     def compile(self, subgraph):
@@ -81,15 +80,6 @@ class Capturing(TritonFuser):
             self.built.append((kernel.plan, spec))
         kernel._fill = capture
         return kernel
-
-    def pointer(self, array, offset=0):
-        return array
-
-    def capability(self):
-        return (9, 0)
-
-    def launch(self, runner, args, constexprs, num_warps):
-        pass
 
 
 def _ttir(plan, spec):
@@ -106,7 +96,6 @@ def test_generated_kernels_compile_for_nvidia(case, monkeypatch):
     pytest.importorskip("triton.backends.nvidia")
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         pytest.skip("compiles in a process without the interpreter: see the next test")
-    monkeypatch.setattr(launch, "ensure_driver", lambda: None)
     fn, make_args = CASES[case]
     fuser = Capturing()
     jit_fuser.clear_fusion_fallbacks()
