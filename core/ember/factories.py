@@ -12,8 +12,6 @@ backend (a CuPy array) stays on its device unless ``device=`` says otherwise.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 
 from . import dispatch as _d
@@ -37,14 +35,6 @@ def _target(device) -> tuple:
     return _registry.get_backend(d), d.index
 
 
-def _on(backend, index):
-    """A context manager within which ``backend``'s kernels allocate on device ``index``
-    (its ``device_guard``; nothing to do for no index or a single-device backend)."""
-    if index is None or backend.device_guard is None:
-        return nullcontext()
-    return backend.device_guard(index)
-
-
 def _array_backend(data):
     """The backend whose arrays ``data`` is one of (a CuPy array: the cuda backend), or
     None for numpy arrays, Tensors, numbers and sequences."""
@@ -64,7 +54,7 @@ def _from_backend_array(data, src, dtype, device, copy: bool) -> Tensor:
     (``tensor``), else sharing memory when nothing changes (``as_tensor``)."""
     t = _d.wrap(data, src)  # shares data's memory
     st = None if dtype is None else _t.to_scalar_type(dtype)
-    with _on(src, src.device_of(data)):  # casts and copies run on data's device
+    with src.on_device_of(data):  # casts and copies run on data's device
         out = t.to(dtype=st, device=device)
         return out.clone() if copy and out is t else out
 
@@ -195,7 +185,7 @@ def from_dlpack(obj) -> Tensor:
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialized tensor of shape ``size`` (contents are arbitrary)."""
     b, index = _target(device)
-    with _on(b, index):
+    with b.on_device(index):
         arr = b.kernels["empty"](_size(size, "empty"), _dtype(dtype).numpy)
     return _finish(arr, b, requires_grad)
 
@@ -210,7 +200,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
                             f"{type(fill_value).__name__}")
     b, index = _target(device)
     size = _size((size,), "full")
-    with _on(b, index):
+    with b.on_device(index):
         arr = b.kernels["full"](size, fill_value, _dtype(dtype).numpy)
     return _finish(arr, b, requires_grad)
 
@@ -248,7 +238,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     st = _dtype(dtype, _t.int64 if all_int else None)
     b, index = _target(device)
-    with _on(b, index):
+    with b.on_device(index):
         arr = b.kernels["arange"](start, end, step, st.numpy)
     return _finish(arr, b, requires_grad)
 
@@ -260,7 +250,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     if steps < 0:
         raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
     b, index = _target(device)
-    with _on(b, index):
+    with b.on_device(index):
         arr = b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy)
     return _finish(arr, b, requires_grad)
 
@@ -271,7 +261,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
     n = _d.check_int(n, "eye", "n", 1)
     m = n if m is None else _d.check_int(m, "eye", "m", 2)
     b, index = _target(device)
-    with _on(b, index):
+    with b.on_device(index):
         arr = b.kernels["eye"](n, m, _dtype(dtype).numpy)
     return _finish(arr, b, requires_grad)
 
@@ -283,7 +273,7 @@ def _random(kind: str, size, generator, dtype, device, requires_grad, *extra) ->
                         f"integers")
     b, index = _target(device)
     rng = backend_rng(generator, b)
-    with _on(b, index):  # the generator draws from the current device's stream
+    with b.on_device(index):  # the generator draws from the current device's stream
         arr = b.kernels[kind](*extra, size, st.numpy, rng)
     return _finish(arr, b, requires_grad)
 

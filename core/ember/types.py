@@ -334,11 +334,19 @@ class Backend:
             t = self._types.setdefault(scalar_type, Type(self, scalar_type))
         return t
 
+    def on_device(self, index):
+        """A context manager making device ``index`` current for the code inside (the
+        backend's ``device_guard``), so allocations there (factories, CuPy's
+        ``ones_like`` and ``copy``) land on it; a no-op for ``index`` None or a
+        single-device backend. Raises ValueError (from the guard) for an index the
+        backend does not have."""
+        if index is None or self.device_guard is None:
+            return contextlib.nullcontext()
+        return self.device_guard(index)
+
     def on_device_of(self, arr):
-        """A context manager making ``arr``'s device current for the code inside (its
-        ``device_guard``), so allocations there (CuPy's ``ones_like``, ``copy``) land on
-        ``arr``'s device; a no-op for a single-device backend."""
-        if self.device_guard is None:
+        """``on_device`` of ``arr``'s device (``device_of``)."""
+        if self.device_guard is None:  # (the cpu backend: backward() reads this per call)
             return contextlib.nullcontext()
         return self.device_guard(self.device_of(arr))
 

@@ -350,7 +350,8 @@ class _Emitter:
     def note_array_line(self, n, info, backend, indent: str) -> None:
         """Remember how to call the op's wrapper on the operands of the array-mode line
         just written, for :func:`_raise_as_eager`: an ``_Operand`` per array operand, the
-        unconverted constant for any other argument."""
+        unconverted constant for any other argument (``array_op`` admits no other)."""
+        line = len(self.lines) - 1  # (the operands are arrays already: nothing is emitted)
         operands = []
         for a, v in zip(info.schema.arguments, n.inputs):
             if a.type.base == "Tensor" and (_is_tensor(v) or _is_tensor_list(v)):
@@ -358,7 +359,7 @@ class _Emitter:
                                          backend))
             else:
                 operands.append(_constant(v))
-        self.array_lines[len(self.lines) - 1] = (info, operands)
+        self.array_lines[line] = (info, operands)
 
     def if_(self, n, indent: str) -> None:
         cond = self.arg(n.input(), indent)

@@ -265,11 +265,8 @@ class _GraphFuser:
             return False
         for k, src in enumerate(sources):
             metas = self.movable_uses(src, chunk, device, block)
-            if metas is None:
-                continue
-            moved = _move_chunk(chunk, k, sources, pieces, (chunks, dim), unpack, list_uses,
-                                metas, self, device)
-            if moved:
+            if metas is not None and self.move_chunk(chunk, k, sources, pieces, (chunks, dim),
+                                                     unpack, list_uses, metas, device):
                 return True
         return False
 
@@ -300,6 +297,71 @@ class _GraphFuser:
             return None
         return metas
 
+    def move_chunk(self, chunk: Node, k: int, sources: list, pieces: list, params: tuple,
+                   unpack: Optional[Node], list_uses: list, metas: list, device) -> bool:
+        """The rewrite of ``try_move_chunk`` for ``sources[k]``: a new BroadcastingChunk of
+        the other sources and the producer's tensor inputs, one clone of the producer per
+        piece, the old pieces' readers redirected, the old nodes destroyed. Returns False
+        (the graph unchanged) when the fuser refuses the new BroadcastingChunk."""
+        graph, src = chunk.graph, sources[k]
+        producer = src.node()
+        chunks, dim = params
+        n = len(pieces[k])
+        operands = list(dict.fromkeys(v for v in producer.inputs if isinstance(v.type, TensorType)))
+        new_sources = sources[:k] + [v for v in operands if v not in sources] + sources[k + 1:]
+        bc = graph.create(BROADCASTING_CHUNK, new_sources, num_outputs=len(new_sources) * n)
+        bc.set_attr("chunks", chunks)
+        bc.set_attr("dim", dim)
+        for m, v in enumerate(new_sources):
+            for j in range(n):
+                piece_type = pieces[k][j].type
+                if isinstance(piece_type, TensorType):
+                    piece_type = dataclasses.replace(piece_type, dtype=v.type.dtype,
+                                                     requires_grad=v.type.requires_grad)
+                bc.outputs[m * n + j].type = piece_type
+        bc.insert_before(chunk)
+        if self.checked_device(bc, bc.outputs) != device:
+            bc.destroy()
+            return False
+        piece_of = {(v, j): bc.outputs[m * n + j]
+                    for m, v in enumerate(new_sources) for j in range(n)}
+        last, clones = bc, []
+        for j in range(n):
+            clone = graph.create_clone(producer, lambda v, j=j: piece_of.get((v, j), v))
+            clone.output().type = pieces[k][j].type
+            clone.insert_after(last)
+            last = clone
+            clones.append(clone.output())
+        renamed = []
+        for m, v in enumerate(sources):
+            for j, old in enumerate(pieces[m]):
+                new = clones[j] if m == k else piece_of[(v, j)]
+                renamed.append((new, old.debug_name))
+                old.replace_all_uses_with(new)
+        if list_uses:  # metas of the list, after the pieces' readers (the group to come)
+            lst = graph.create(prim.ListConstruct, clones)
+            lst.output().type = chunk.output().type
+            lst.insert_before(_earliest(u.user for u in list_uses))
+            for use in list_uses:
+                use.user.replace_input(use.offset, lst.output())
+        for meta in metas:
+            cat = graph.create(TENSOR_META, clones).set_attr("cat_dim", dim)
+            cat.output().type = meta.output().type
+            cat.insert_before(meta)
+            name = meta.output().debug_name
+            meta.output().replace_all_uses_with(cat.output())
+            meta.destroy()
+            if not name.isdigit():
+                cat.output().debug_name = name
+        if unpack is not None:
+            unpack.destroy()
+        _destroy(chunk)
+        _destroy(producer)
+        for new, name in renamed:
+            if not name.isdigit():
+                new.debug_name = name
+        return True
+
     def pull_chunk(self, group: Node, block: Block) -> bool:
         """Move into ``group`` one chunk/split (and its ListUnpack) whose pieces only
         ``group`` reads; returns whether one moved."""
@@ -327,73 +389,13 @@ class _GraphFuser:
         return False
 
 
-def _move_chunk(chunk: Node, k: int, sources: list, pieces: list, params: tuple,
-                unpack: Optional[Node], list_uses: list, metas: list, fuser: _GraphFuser,
-                device) -> bool:
-    """The rewrite of ``try_move_chunk`` for ``sources[k]``: a new BroadcastingChunk of the
-    other sources and the producer's tensor inputs, one clone of the producer per piece,
-    the old pieces' readers redirected, the old nodes destroyed. Returns False (the graph
-    unchanged) when the fuser refuses the new BroadcastingChunk."""
-    graph, src = chunk.graph, sources[k]
-    producer = src.node()
-    chunks, dim = params
-    n = len(pieces[k])
-    operands = list(dict.fromkeys(v for v in producer.inputs if isinstance(v.type, TensorType)))
-    new_sources = sources[:k] + [v for v in operands if v not in sources] + sources[k + 1:]
-    bc = graph.create(BROADCASTING_CHUNK, new_sources, num_outputs=len(new_sources) * n)
-    bc.set_attr("chunks", chunks)
-    bc.set_attr("dim", dim)
-    for m, v in enumerate(new_sources):
-        for j in range(n):
-            piece_type = pieces[k][j].type
-            if isinstance(piece_type, TensorType):
-                piece_type = dataclasses.replace(piece_type, dtype=v.type.dtype,
-                                                 requires_grad=v.type.requires_grad)
-            bc.outputs[m * n + j].type = piece_type
-    bc.insert_before(chunk)
-    if fuser.checked_device(bc, bc.outputs) != device:
-        bc.destroy()
-        return False
-    piece_of = {(v, j): bc.outputs[m * n + j]
-                for m, v in enumerate(new_sources) for j in range(n)}
-    last, clones = bc, []
-    for j in range(n):
-        clone = graph.create_clone(producer, lambda v, j=j: piece_of.get((v, j), v))
-        clone.output().type = pieces[k][j].type
-        clone.insert_after(last)
-        last = clone
-        clones.append(clone.output())
-    renamed = []
-    for m, v in enumerate(sources):
-        for j, old in enumerate(pieces[m]):
-            new = clones[j] if m == k else piece_of[(v, j)]
-            renamed.append((new, old.debug_name))
-            old.replace_all_uses_with(new)
-    if list_uses:  # metas of the list, after the pieces' readers (the group to come)
-        lst = graph.create(prim.ListConstruct, clones)
-        lst.output().type = chunk.output().type
-        first = min((u.user for u in list_uses), key=functools.cmp_to_key(
-            lambda a, b: -1 if a.is_before(b) else 1 if b.is_before(a) else 0))
-        lst.insert_before(first)
-        for use in list_uses:
-            use.user.replace_input(use.offset, lst.output())
-    for meta in metas:
-        cat = graph.create(TENSOR_META, clones).set_attr("cat_dim", dim)
-        cat.output().type = meta.output().type
-        cat.insert_before(meta)
-        name = meta.output().debug_name
-        meta.output().replace_all_uses_with(cat.output())
-        meta.destroy()
-        if not name.isdigit():
-            cat.output().debug_name = name
-    if unpack is not None:
-        unpack.destroy()
-    _destroy(chunk)
-    _destroy(producer)
-    for new, name in renamed:
-        if not name.isdigit():
-            new.debug_name = name
-    return True
+def _earliest(nodes) -> Optional[Node]:
+    """The node of ``nodes`` (all in one block) that runs first, or None for none."""
+    first = None
+    for n in nodes:
+        if first is None or n.is_before(first):
+            first = n
+    return first
 
 
 def _chunk_producing(v: Value, block: Block) -> Optional[Node]:
@@ -417,14 +419,15 @@ def _sink_tensor_metas(block: Block) -> None:
     for node in list(block.nodes()):
         if node.kind != TENSOR_META:
             continue
-        first = None
+        readers = []
         for v in node.outputs:
             for use in v.uses:
                 user = use.user
                 while user is not None and user.owning_block is not block:
                     user = user.owning_block.owning_node
-                if user is not None and (first is None or user.is_before(first)):
-                    first = user
+                if user is not None:
+                    readers.append(user)
+        first = _earliest(readers)
         if first is not None and first is not node.next:
             node.move_before(first)
 

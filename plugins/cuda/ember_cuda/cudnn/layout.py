@@ -31,6 +31,8 @@ stride in CuPy, which would make cuDNN see a non-packed tensor.
 """
 from __future__ import annotations
 
+from ember.backends.convolution import memory_format_of
+
 ALIGNMENT = 16
 """Bytes every operand's address is a multiple of: the cuDNN Frontend declares 16-byte
 aligned tensors by default, so a view at an odd offset is copied first."""
@@ -61,22 +63,26 @@ def is_packed(a, channels_last: bool) -> bool:
     return all(n == 1 or h == w for n, h, w in zip(a.shape, have, want))
 
 
+# dtypes cuDNN convolves in NHWC whatever the input's layout
+_NHWC_DTYPES = ("float16", "bfloat16")
+
+
 def is_channels_last(a) -> bool:
     """PyTorch's ``is_contiguous(memory_format=channels_last)`` for (N, C, *spatial), but
-    False when the array is also C-contiguous (C == 1 or 1x1 maps): then it is NCHW."""
-    return a.ndim >= 3 and not a.flags.c_contiguous and is_packed(a, True)
+    False when the array is also C-contiguous (C == 1 or 1x1 maps): then it is NCHW
+    (the dispatcher's ``memory_format_of``)."""
+    return memory_format_of(a) == "channels_last"
 
 
 def choose(dtype_name: str, input) -> bool:
     """``channels_last`` for a call: NHWC for half types or a channels-last input."""
-    return dtype_name in ("float16", "bfloat16") or is_channels_last(input)
+    return dtype_name in _NHWC_DTYPES or is_channels_last(input)
 
 
 def choose_for(params) -> bool:
     """``choose`` from a ``ConvParams`` (its dtype and the input's ``memory_format``):
     the layout a call with these parameters computes in, without the array."""
-    return params.dtype.name in ("float16", "bfloat16") or \
-        params.memory_format == "channels_last"
+    return params.dtype.name in _NHWC_DTYPES or params.memory_format == "channels_last"
 
 
 def prepare(xp, a, channels_last: bool, pointer) -> object:
