@@ -76,11 +76,15 @@ from ember.jit.ir_types import (AnyType, JitType, ListType, OptionalType, Tensor
 from ember.jit.kinds import prim
 
 __all__ = ["Gradient", "differentiate", "is_differentiable", "AUTOGRAD_FORMULA",
-           "TENSOR_META", "AUTOGRAD_ADD_LIST"]
+           "TENSOR_META", "AUTOGRAD_ADD_LIST", "REDUCE_META", "GRAD_SUM_TO_SIZE", "META_KINDS"]
 
 AUTOGRAD_FORMULA = "prim::AutogradFormula"
 TENSOR_META = "prim::TensorMeta"
 AUTOGRAD_ADD_LIST = "prim::AutogradAddList"
+REDUCE_META = "prim::ReduceMeta"
+GRAD_SUM_TO_SIZE = "prim::GradSumToSize"
+#: The nodes of ``f`` that read only the metadata of tensors (never their elements).
+META_KINDS = frozenset({TENSOR_META, REDUCE_META})
 _SEQ_KINDS = {prim.ListConstruct: prim.ListUnpack, prim.TupleConstruct: prim.TupleUnpack,
               prim.ListUnpack: prim.ListConstruct, prim.TupleUnpack: prim.TupleConstruct}
 
@@ -202,6 +206,7 @@ class _Builder:
         self.rg = _requires_grad(f)
         self.grad_map: dict = {}   # f value -> gradient value in the reverse block
         self.metas: dict = {}      # f value -> its prim::TensorMeta value in f
+        self.reduce_metas: dict = {}  # (target, out) -> their prim::ReduceMeta in f
         self.rev_node = f.create("prim::Reverse", num_outputs=0)
         f.block.append_node(self.rev_node)
         self.rev = self.rev_node.add_block()
@@ -291,11 +296,13 @@ class _Builder:
             params.append(p)
             param_inputs.append(feed(owner(o)) if attr is None else meta(owner(o)))
         exact = _keeps_shape_and_dtype(d)
+        targets = [n.inputs[pos[a]] for a, m in zip(bf.tensor_args, mask) if m]
+        if len(n.outputs) == 1 and self.symbolic_backward(n, d, mask, bf, exact):
+            return
         reduce = [-1 if exact else meta(n.inputs[pos[a]])
                   for a, m in zip(bf.tensor_args, mask) if m]
         node, block = self.grad_of(n, ins[:len(n.outputs)])
-        targets = [n.inputs[pos[a]] for a, m in zip(bf.tensor_args, mask) if m]
-        formula = self.emit(AUTOGRAD_FORMULA, ins, *[_grad_type(t.type) for t in targets],
+        formula = self.emit(AUTOGRAD_FORMULA, ins, *[_formula_type(t.type) for t in targets],
                             block=block)
         formula.set_attr("op", n.kind).set_attr("mask", mask)
         formula.set_attr("num_grads", len(n.outputs)).set_attr("params", params)
@@ -303,6 +310,53 @@ class _Builder:
         for t, g in zip(targets, formula.outputs):
             block.register_output(g)
             self.set_grad(t, node.add_output(g.type))
+
+    def symbolic_backward(self, n: Node, d, mask: list, bf, exact: bool) -> bool:
+        """The backward of single-output ``n`` as ``ember::`` ops compiled from its
+        formulas (:mod:`ember.jit.symbolic_formulas`), in a ``prim::GradOf`` block; False
+        (nothing made) when a needed formula does not compile. Inside the block the
+        gradient is defined (the op has one output). A gradient that may need reducing to
+        its input's shape or dtype goes through ``prim::GradSumToSize``, whose size is a
+        ``prim::ReduceMeta`` of ``f``: None when no reduction is needed, which the
+        backward's ArgumentSpec sees, so a plan drops the reduction."""
+        from ember.jit.symbolic_formulas import NotSymbolic, compile_formula
+        args = [a.name for a in d.schema.arguments]
+        env = dict(zip(args, n.inputs))
+        env.update(zip(_output_names(d), n.outputs))
+        exprs = []
+        for a, m in zip(bf.tensor_args, mask):
+            if m:
+                f = next((f for f in d.formulas if a in f.inputs), None)
+                if f is None or len(f.inputs) != 1 or f.expression is None:
+                    return False
+                exprs.append((n.inputs[args.index(a)], f.expression))
+        node, block = self.grad_of(n, [self.get_grad(n.output())])
+        env["grad"] = node.input()
+        try:
+            grads = [compile_formula(e, env, block) for _, e in exprs]
+        except NotSymbolic:
+            node.destroy()  # its block with what was compiled so far
+            return False
+        for (target, _), g in zip(exprs, grads):
+            if not exact:
+                reduce = self.emit(GRAD_SUM_TO_SIZE, [g, self.reduce_meta(target, n.output())],
+                                   TensorType(), block=block)
+                g = reduce.output()
+            block.register_output(g)
+            self.set_grad(target, node.add_output(TensorType()))
+        return True
+
+    def reduce_meta(self, target: Value, out: Value) -> Value:
+        """``prim::ReduceMeta(meta(target), meta(out))`` in ``f``, made once per pair."""
+        key = (target, out)
+        m = self.reduce_metas.get(key)
+        if m is None:
+            a, b = self.meta_of(target), self.meta_of(out)
+            n = self.f.create(REDUCE_META, [a, b])
+            n.output().type = AnyType()
+            n.insert_after(b.node() if a.node().is_before(b.node()) else a.node())
+            m = self.reduce_metas[key] = n.output()
+        return m
 
     def backward_of_sequence(self, n: Node) -> None:
         """ListConstruct <-> ListUnpack (and tuples): the gradient of a list is the list of
@@ -428,6 +482,16 @@ def _grad_type(t: JitType) -> JitType:
     if isinstance(t, TupleType):
         return TupleType(tuple(_grad_type(e) for e in t.elems))
     return TensorType()
+
+
+def _formula_type(t: JitType) -> JitType:
+    """The type of a formula's gradient for an input of type ``t``: a Tensor of ``t``'s
+    dtype when that is known and floating (the gradient is cast to it, and is defined when
+    the incoming gradients are: ``specialize_autograd_zero`` reads this), else as
+    :func:`_grad_type`."""
+    if isinstance(t, TensorType) and t.dtype is not None and t.dtype.is_floating_point:
+        return TensorType(dtype=t.dtype)
+    return _grad_type(t)
 
 
 def _output_names(d) -> list:

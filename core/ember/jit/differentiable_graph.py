@@ -32,13 +32,15 @@ from __future__ import annotations
 
 from ember.autograd.function import Node, SavedVariable, gradient_edge, unpack
 from ember.autograd.grad_mode import STATE, no_grad
-from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, TENSOR_META, Gradient)
+from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE,
+                                REDUCE_META, TENSOR_META, Gradient)
 from ember.jit.interpreter import register_prim, register_prim_factory, run_graph
 from ember.jit.kinds import prim
 from ember.tensor import Tensor
 
 __all__ = ["DifferentiableGraphOp", "DifferentiableGraphBackward", "pack_gradient",
-           "get_gradient", "TensorMeta", "tensor_meta", "cat_meta", "reduce_grad"]
+           "get_gradient", "TensorMeta", "tensor_meta", "cat_meta", "reduce_grad",
+           "reduce_meta"]
 
 _INT_LISTS = ("df_input_vjps", "df_input_captured_inputs", "df_input_captured_outputs",
               "df_output_vjps")
@@ -138,6 +140,34 @@ def cat_meta(tensors, dim: int) -> TensorMeta:
     shape[dim] = sum(t._data.shape[dim] for t in tensors)
     meta._shape = tuple(shape)
     return meta
+
+
+def _shape_and_type(x) -> tuple:
+    return (x._shape, x._type) if x.__class__ is TensorMeta else (x._data.shape, x._type)
+
+
+def reduce_meta(target, like):
+    """What a gradient shaped and typed like ``like`` must be reduced to for ``target``
+    (each a Tensor or a TensorMeta): None when their shapes and Types (dtype and device)
+    are equal, so no reduction is needed; else ``target``'s TensorMeta, for
+    :func:`reduce_grad`. ``prim::ReduceMeta`` runs it in a forward graph; the backward's
+    ArgumentSpec then tells None from a meta, and its plan drops the
+    ``prim::GradSumToSize`` that reads a None (PyTorch's ``_size_if_not_equal``)."""
+    shape, typ = _shape_and_type(target)
+    if (shape, typ) == _shape_and_type(like):
+        return None
+    return target if target.__class__ is TensorMeta else TensorMeta(target)
+
+
+@register_prim(REDUCE_META)
+def _reduce_meta(node, args):
+    return [reduce_meta(args[0], args[1])]
+
+
+@register_prim(GRAD_SUM_TO_SIZE)
+def _grad_sum_to_size(node, args):
+    g, meta = args
+    return [g if meta is None else reduce_grad(g, meta)]
 
 
 @register_prim(TENSOR_META)

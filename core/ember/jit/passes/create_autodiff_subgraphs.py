@@ -44,7 +44,7 @@ Reference: PyTorch's ``CreateAutodiffSubgraphs``
 """
 from __future__ import annotations
 
-from ember.jit.autodiff import is_differentiable
+from ember.jit.autodiff import META_KINDS, is_differentiable
 from ember.jit.ir import Block, Graph, Node, prim
 from ember.jit.passes.common_subexpression_elimination import eliminate_common_subexpression
 
@@ -52,7 +52,7 @@ __all__ = ["create_autodiff_subgraphs", "subgraph_size", "unmerge_subgraph"]
 
 _PURE_EFFECTS = {prim.Print, prim.RaiseException}  # side effects that write no tensor
 _BOOKKEEPING = {prim.Constant, prim.ListConstruct, prim.ListUnpack, prim.TupleConstruct,
-                prim.TupleUnpack, "prim::TensorMeta"}
+                prim.TupleUnpack, *META_KINDS}
 
 
 def create_autodiff_subgraphs(graph: Graph, threshold: int = 2) -> list:
@@ -69,7 +69,8 @@ def create_autodiff_subgraphs(graph: Graph, threshold: int = 2) -> list:
 
 def subgraph_size(graph: Graph) -> int:
     """The nodes of ``graph`` that do work: all but constants, list/tuple construct and
-    unpack, and ``prim::TensorMeta`` (what the autodiff thresholds count)."""
+    unpack, and the metadata nodes ``prim::TensorMeta`` and ``prim::ReduceMeta`` (what the
+    autodiff thresholds count)."""
     return sum(1 for n in graph.nodes() if n.kind not in _BOOKKEEPING)
 
 

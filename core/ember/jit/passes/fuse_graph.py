@@ -74,7 +74,7 @@ import functools
 from typing import Optional
 
 from ember.jit.attributes import value_key
-from ember.jit.autodiff import TENSOR_META
+from ember.jit.autodiff import REDUCE_META, TENSOR_META
 from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, can_fuse_node, registered_fusers
 from ember.jit.ir import (Block, BoolType, DeviceType, FloatType, Graph, IntType, ListType,
                           Node, NoneType, ScalarTypeType, StringType, TensorType, Value,
@@ -412,13 +412,14 @@ def _chunk_producing(v: Value, block: Block) -> Optional[Node]:
 
 
 def _sink_tensor_metas(block: Block) -> None:
-    """Move each ``prim::TensorMeta`` of ``block`` right before its first reader (the
-    return, for the metas autodiff's forward captures). A meta reads only the shape of a
-    value, but where autodiff put it (right after the value) it is a use between that
-    value's producer and its consumer, which blocks their fusion."""
-    for node in list(block.nodes()):
-        if node.kind != TENSOR_META:
-            continue
+    """Move each metadata node (``prim::TensorMeta``, ``prim::ReduceMeta``) of ``block``
+    right before its first reader (the return, for the metas autodiff's forward
+    captures); ReduceMetas first, since they read TensorMetas. A meta reads only the
+    shape of a value, but where autodiff put it (right after the value) it is a use
+    between that value's producer and its consumer, which blocks their fusion."""
+    nodes = list(block.nodes())
+    for node in [n for n in nodes if n.kind == REDUCE_META] + \
+            [n for n in nodes if n.kind == TENSOR_META]:
         readers = []
         for v in node.outputs:
             for use in v.uses:

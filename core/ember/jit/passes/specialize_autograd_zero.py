@@ -46,6 +46,13 @@ None); *unknown* otherwise (the outputs of ``prim::If``, ``prim::GradOf``, ...).
 - ``prim::AutogradAnyNonZero``: all inputs zero -> ``False``; any defined -> ``True``;
   else the zero inputs are dropped.
 - ``prim::If`` on a constant condition: the taken block is inlined.
+- ``prim::GradSumToSize(g, meta)`` with a zero ``meta`` (its ``prim::ReduceMeta`` found no
+  reduction needed) -> ``g``; otherwise it is as defined as ``g``.
+- ``prim::ListConstruct`` of gradients with one defined -> defined (a list gradient is
+  nonzero when one of its items is).
+- ``prim::AutogradFormula`` whose incoming gradients are all defined -> each output whose
+  type has a floating dtype is defined: the formulas of ``derivatives.yaml`` return
+  tensors, and only a non-floating input gets None.
 - ``prim::GradOf``: all inputs zero -> its outputs are ``prim::AutogradZero`` (one per
   gradient type, :func:`~ember.jit.autograd_prims.zero_type`) and the node goes; some
   input defined -> its block always runs, so it is inlined in place.
@@ -60,6 +67,7 @@ from __future__ import annotations
 from enum import Enum
 
 import ember.jit.autograd_prims as ap
+from ember.jit.autodiff import AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE
 from ember.jit.ir import Block, Graph, Node, NoneType, TensorType, Value, prim
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 
@@ -127,6 +135,23 @@ class _Specializer:
                 return _destroy(n)
             if _State.DEFINED in states:
                 return self.inline(n, n.blocks[0])
+        elif kind == GRAD_SUM_TO_SIZE:
+            g, meta = n.inputs
+            if self.of(meta) is _State.ZERO:  # no reduction needed (ReduceMeta gave None)
+                n.output().replace_all_uses_with(g)
+                return _destroy(n)
+            self.state[n.output()] = self.of(g)
+        elif kind == prim.ListConstruct:
+            if any(self.of(v) is _State.DEFINED for v in n.inputs):
+                self.state[n.output()] = _State.DEFINED
+        elif kind == AUTOGRAD_FORMULA:
+            grads = n.inputs[:n.attr("num_grads")]
+            if all(self.of(v) is _State.DEFINED for v in grads):
+                for o in n.outputs:
+                    t = o.type
+                    if isinstance(t, TensorType) and t.dtype is not None and \
+                            t.dtype.is_floating_point:
+                        self.state[o] = _State.DEFINED
         elif kind.startswith("ember::"):
             for o in n.outputs:
                 if isinstance(o.type, TensorType):
