@@ -81,13 +81,14 @@ def why_not() -> str | None:
     return None
 
 
-def import_torch():
-    """(torch, None) when torch with CUDA is importable, else (None, why not)."""
+def import_torch(need_gpu: bool = True):
+    """(torch, None) when torch (with CUDA, unless ``need_gpu`` is False) is importable,
+    else (None, why not)."""
     try:
         import torch
     except ImportError:
         return None, "torch is not installed"
-    if not torch.cuda.is_available():
+    if need_gpu and not torch.cuda.is_available():
         return None, f"torch {torch.__version__} sees no CUDA GPU"
     return torch, None
 
@@ -283,9 +284,10 @@ def run_lstm(cupy, torch, repeat: int, table: Table) -> dict:
 def host_overhead(repeat: int) -> None:
     """Microseconds of host (Python) time per call of the LSTM cell on tiny CPU tensors
     (batch 2, hidden 4: the arithmetic is negligible), eager, traced unfused, and traced
-    with the Triton fuser's group for "cpu" built but its launch stubbed out (the kernel
-    never runs, so its outputs are garbage): what one forward costs ember on the host
-    before any GPU work, the floor of a launch-bound cell."""
+    with the Triton fuser's groups for "cpu" built but their launches stubbed out (the
+    kernels never run, so their outputs are garbage): what one forward, and one forward
+    and backward, cost ember on the host before any GPU work, the floor of a launch-bound
+    cell. torch eager on the same CPU tensors is the reference where torch is installed."""
     import time
 
     from ember_triton_fuser import HostOnlyFuser
@@ -303,19 +305,57 @@ def host_overhead(repeat: int) -> None:
 
     rng = np.random.default_rng(2)
     shapes = [(2, 4), (2, 4), (2, 4), (16, 4), (16, 4), (16,)]
-    args = tuple(E.tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    args = tuple(E.tensor(a) for a in arrays)
+    leaves = tuple(E.tensor(a).requires_grad_() for a in arrays)
+    seeds = [E.ones(2, 4), E.ones(2, 4)]
+
+    def fwd_bwd(cell, backward, inputs, grads):
+        def step():
+            backward(list(cell(*inputs)), grads)
+            for t in inputs:
+                t.grad = None
+        return step
+    rows, notes = {}, {}
     with jit_fuser.using_fuser("cpu", NoFusion()):
         unfused = E.jit.trace(lstm_cell, args)
-        rows = {"ember eager": us(lambda: lstm_cell(*args)),
-                "ember traced, unfused": us(lambda: unfused(*args))}
+        rows["ember eager"] = (us(lambda: lstm_cell(*args)),
+                               us(fwd_bwd(lstm_cell, E.autograd.backward, leaves, seeds)))
+        rows["ember traced, unfused"] = (
+            us(lambda: unfused(*args)), us(fwd_bwd(unfused, E.autograd.backward, leaves, seeds)))
     with jit_fuser.using_fuser("cpu", HostOnlyFuser()):
         fused = E.jit.trace(lstm_cell, args, check_trace=False)  # outputs are garbage
         fused(*args)
-        note = f"{fusion_groups(fused, *args)} fusion group(s), launch stubbed"
-        rows["ember traced, fused"] = us(lambda: fused(*args))
-    print(f"host time per LSTM cell forward (batch 2, hidden 4, CPU; median of {repeat}):")
-    for name, t in rows.items():
-        print(f"  {name:<28}{t:8.1f} us  {note if name.endswith(', fused') else ''}")
+        step = fwd_bwd(fused, E.autograd.backward, leaves, seeds)
+        step()
+        rows["ember traced, fused"] = (us(lambda: fused(*args)), us(step))
+        notes["ember traced, fused"] = (f"{fusion_groups(fused, *args)} + "
+                                        f"{backward_groups(fused)} fusion group(s), "
+                                        f"launches stubbed")
+    torch, _ = import_torch(need_gpu=False)
+    if torch is not None:
+        t_args = [torch.from_numpy(a) for a in arrays]
+        t_leaves = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        t_seeds = [torch.ones(2, 4), torch.ones(2, 4)]
+        with torch.no_grad():
+            t_fwd = us(lambda: lstm_cell(*t_args))
+        rows["torch eager (CPU)"] = (t_fwd, us(fwd_bwd(lstm_cell, torch.autograd.backward,
+                                                       t_leaves, t_seeds)))
+    print(f"host time per LSTM cell call (batch 2, hidden 4, CPU; median of {repeat}):")
+    print(f"  {'':<28}{'fwd':>8}   {'fwd+bwd':>8}")
+    for name, (fwd, both) in rows.items():
+        print(f"  {name:<28}{fwd:8.1f}   {both:8.1f} us  {notes.get(name, '')}")
+
+
+def backward_groups(traced) -> int:
+    """FusionGroups in the backward plans ``traced`` has run (its DifferentiableGraphs')."""
+    count = 0
+    for plan in traced.get_debug_state()["execution_plans"].values():
+        for backward in plan["backward_executors"]:
+            for bplan in backward["execution_plans"].values():
+                count += sum(1 for n in bplan["graph"].all_nodes()
+                             if n.kind == "prim::FusionGroup")
+    return count
 
 
 def no_slower(ms: dict, ours: str, theirs: str, what: str) -> None:

@@ -11,22 +11,32 @@ For ``graph(%x, %y): %z = ember::add(%x, %y, %one); %w = ember::exp(%z); return 
       %y_meta : Any = prim::TensorMeta(%y)
       %one : int = prim::Constant[value=1]()
       %z : Tensor = ember::add(%x, %y, %one)
+      %z_meta : Any = prim::TensorMeta(%z)
+      %14 : Any = prim::ReduceMeta(%y_meta, %z_meta)
+      %10 : Any = prim::ReduceMeta(%x_meta, %z_meta)
       %w : Tensor = ember::exp(%z)
-      return (%w, %x_meta, %y_meta)          # the real output, then temporaries
-    df = graph(%grad_w : Tensor, %x_meta : Any, %y_meta : Any, %w : Tensor):
-      %one : int = prim::Constant[value=1]()
+      return (%w, %14, %10)                  # the real output, then temporaries
+    df = graph(%grad_w : Tensor, %17 : Any, %18 : Any, %w : Tensor):
       %7 : Tensor = prim::GradOf[name="ember::exp"](%grad_w)
         block0():
-          %6 : Tensor = prim::AutogradFormula[mask=[True], num_grads=1, op="ember::exp",
-              param_inputs=[1], params=["result"], reduce=[-1]](%grad_w, %w)
+          %6 : Tensor = ember::mul(%grad_w, %w)
           -> (%6)
-      %12 : Tensor, %13 : Tensor = prim::GradOf[name="ember::add"](%7)
+      %12 : Tensor, %16 : Tensor = prim::GradOf[name="ember::add"](%7)
         block0():
-          %10 : Tensor, %11 : Tensor = prim::AutogradFormula[mask=[True, True],
-              num_grads=1, op="ember::add", param_inputs=[1], params=["alpha"],
-              reduce=[2, 3]](%7, %one, %x_meta, %y_meta)
-          -> (%10, %11)
-      return (%12, %13)
+          %11 : Tensor = prim::GradSumToSize(%7, %18)
+          %15 : Tensor = prim::GradSumToSize(%7, %17)
+          -> (%11, %15)
+      return (%12, %16)
+
+An op whose formulas do not compile to ops (``mm``, ``chunk``, reductions) gets an opaque
+``prim::AutogradFormula`` instead; for ``mm(%a, %b)``::
+
+      %ga : Tensor, %gb : Tensor = prim::GradOf[name="ember::mm"](%grad)
+        block0():
+          %4 : Tensor, %5 : Tensor = prim::AutogradFormula[mask=[True, True],
+              num_grads=1, op="ember::mm", param_inputs=[1, 2], params=["mat2", "self"],
+              reduce=[2, 1]](%grad, %b, %a)
+          -> (%4, %5)
 
 Conventions (shared with ``autograd_prims``, ``specialize_autograd_zero`` and
 ``lower_grad_of``): an undefined gradient is None at run time (``prim::AutogradZero``);
@@ -51,6 +61,20 @@ The kinds this module adds (and registers with the interpreter):
   tensor of a list), computed in ``f``. ``prim::TensorMeta[cat_dim=d](%p_0, ..., %p_n)``
   is the meta of their concatenation along ``d``; FuseGraph writes it when a chunk moves
   above the op whose meta was read (``differentiable_graph.cat_meta``).
+
+- ``prim::ReduceMeta(%target, %like) -> Any?`` (in ``f``; each input a TensorMeta or a
+  tensor): None when a gradient shaped and typed like ``%like`` needs no reduction to
+  ``%target``, else ``%target``'s TensorMeta.
+- ``prim::GradSumToSize(%g, %reduce_meta) -> Tensor`` (in ``df``): ``%g`` summed to the
+  meta's shape and cast to its dtype, or ``%g`` itself for a None meta.
+
+The backward of an op with one output whose needed formulas compile to ``ember::`` ops
+(:mod:`ember.jit.symbolic_formulas`: the pointwise ops) is written as those ops instead of
+an AutogradFormula, each gradient of a broadcasting op through a ``prim::GradSumToSize``
+reading a ``prim::ReduceMeta`` of (input, output). The backward's ArgumentSpec sees which
+ReduceMetas are None, and ``specialize_autograd_zero`` drops those reductions: the
+backward of a pointwise chain is a chain of pointwise ops that FuseGraph fuses. For
+``exp`` above, the GradOf block holds ``%6 = ember::mul(%grad_w, %w)``.
 
 Why TensorMeta: a formula that reads only ``x.shape`` (``sum``) and the shape reduction
 of broadcasting ops need the shape of a forward value, not the value. Capturing the

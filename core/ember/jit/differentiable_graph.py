@@ -40,7 +40,7 @@ from ember.tensor import Tensor
 
 __all__ = ["DifferentiableGraphOp", "DifferentiableGraphBackward", "pack_gradient",
            "get_gradient", "TensorMeta", "tensor_meta", "cat_meta", "reduce_grad",
-           "reduce_meta"]
+           "reduce_meta", "broadcast_meta"]
 
 _INT_LISTS = ("df_input_vjps", "df_input_captured_inputs", "df_input_captured_outputs",
               "df_output_vjps")
@@ -85,15 +85,19 @@ class TensorMeta:
 
 
 def tensor_meta(x) -> TensorMeta:
-    """The TensorMeta of a Tensor or of a list/tuple of Tensors. Raises TypeError for
-    anything else."""
-    from ember.tensor import Tensor
-    if isinstance(x, Tensor):
-        return TensorMeta(x)
-    if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
-        return TensorMeta(items=[TensorMeta(t) for t in x])
+    """The TensorMeta of a Tensor or of a list/tuple of Tensors (a TensorMeta stands for
+    its tensor: FuseGraph computes the metas of values a group does not store). Raises
+    TypeError for anything else."""
+    if isinstance(x, (Tensor, TensorMeta)):
+        return _as_meta(x)
+    if isinstance(x, (list, tuple)) and all(isinstance(t, (Tensor, TensorMeta)) for t in x):
+        return TensorMeta(items=[_as_meta(t) for t in x])
     raise TypeError(f"prim::TensorMeta: expected a Tensor or a list of Tensors, got "
                     f"{type(x).__name__}")
+
+
+def _as_meta(x) -> TensorMeta:
+    return x if x.__class__ is TensorMeta else TensorMeta(x)
 
 
 def reduce_grad(g, meta):
@@ -134,12 +138,55 @@ def cat_meta(tensors, dim: int) -> TensorMeta:
     Raises ValueError for no tensors."""
     if not tensors:
         raise ValueError("prim::TensorMeta[cat_dim]: expected at least one tensor, got none")
-    meta = TensorMeta(tensors[0])
-    shape = list(meta._shape)
+    metas = [_as_meta(t) for t in tensors]
+    meta = TensorMeta.__new__(TensorMeta)
+    meta._type, meta._dev, meta.items = metas[0]._type, metas[0]._dev, None
+    shape = list(metas[0]._shape)
     dim %= len(shape)
-    shape[dim] = sum(t._data.shape[dim] for t in tensors)
+    shape[dim] = sum(m._shape[dim] for m in metas)
     meta._shape = tuple(shape)
     return meta
+
+
+def broadcast_meta(tensors, leaves, scalar_type) -> TensorMeta:
+    """The TensorMeta of a pointwise value a FusionGroup does not store, from the group's
+    inputs ``tensors``: its shape is the broadcast of the shapes ``leaves`` names (the
+    flat records of :mod:`ember.jit.passes.fusion_metas`: ``0, k`` for ``tensors[k]``;
+    ``1, chunks, dim, j, m, k_1..k_m`` for piece ``j`` of ``chunk(chunks, dim)`` of the
+    broadcast of ``tensors[k_1..k_m]``), its dtype ``scalar_type``, its device that of
+    ``tensors[0]``. Raises ShapeError when the shapes do not broadcast."""
+    shapes, i = [], 0
+    while i < len(leaves):
+        if leaves[i] == 0:
+            shapes.append(tensors[leaves[i + 1]]._data.shape)
+            i += 2
+            continue
+        chunks, dim, j, m = leaves[i + 1:i + 5]
+        shape = list(_broadcast([tensors[k]._data.shape for k in leaves[i + 5:i + 5 + m]]))
+        dim %= len(shape)
+        size = -(-shape[dim] // chunks)
+        shape[dim] = max(0, min(size, shape[dim] - j * size))
+        shapes.append(tuple(shape))
+        i += 5 + m
+    first = tensors[0]
+    meta = TensorMeta.__new__(TensorMeta)
+    meta._shape, meta.items = _broadcast(shapes), None
+    meta._type = first._type.backend.type(scalar_type)
+    meta._dev = first._type.backend.device_of(first._data)
+    return meta
+
+
+def _broadcast(shapes) -> tuple:
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
+    import numpy as np
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        from ember.errors import ShapeError
+        raise ShapeError(f"prim::BroadcastMeta: shapes {[list(s) for s in shapes]} do not "
+                         f"broadcast; the fused group's inputs changed shape pattern") from None
 
 
 def _shape_and_type(x) -> tuple:
@@ -157,6 +204,15 @@ def reduce_meta(target, like):
     if (shape, typ) == _shape_and_type(like):
         return None
     return target if target.__class__ is TensorMeta else TensorMeta(target)
+
+
+@register_prim_factory("prim::BroadcastMeta")
+def _broadcast_meta(node):
+    leaves, scalar_type = tuple(node.attr("leaves")), node.attr("dtype")
+
+    def run(*args):
+        return [broadcast_meta(args, leaves, scalar_type)]
+    return run
 
 
 @register_prim(REDUCE_META)

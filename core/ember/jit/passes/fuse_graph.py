@@ -53,11 +53,13 @@ LSTM cell, ``chunk(x @ w + h @ u + bias, 4, 1)`` and the gate math, becomes one 
 chunks the two matmul results and the bias. It does not move above an op with a 0-d
 operand of another dtype (its pieces would promote differently).
 
-``prim::TensorMeta`` nodes (the shapes autodiff's forward keeps for backward) are moved
-first to just before their first reader, so a meta read of a value in the middle of a
-chain no longer splits it. A meta of an op that a chunk moved above becomes
-``prim::TensorMeta[cat_dim=d]`` of the op's pieces, and a meta of the chunk's list a meta
-of a ``prim::ListConstruct`` of them.
+``prim::TensorMeta`` and ``prim::ReduceMeta`` nodes (the shapes autodiff's forward keeps
+for backward) are moved first to just before their first reader, so a meta read of a
+value in the middle of a chain no longer splits it. A meta of an op that a chunk moved
+above becomes ``prim::TensorMeta[cat_dim=d]`` of the op's pieces, and a meta of the
+chunk's list a meta of a ``prim::ListConstruct`` of them. Last, a group output that only
+metas read is not stored: its meta is computed from the group's inputs
+(:mod:`ember.jit.passes.fusion_metas`).
 
 Without a registered fuser the pass does nothing. Nested blocks get their own groups;
 subgraph attributes are not entered. A group runs through
@@ -74,8 +76,9 @@ import functools
 from typing import Optional
 
 from ember.jit.attributes import value_key
-from ember.jit.autodiff import REDUCE_META, TENSOR_META
+from ember.jit.autodiff import TENSOR_META
 from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, can_fuse_node, registered_fusers
+from ember.jit.passes.fusion_metas import earliest, metas_from_group_inputs, sink_metas
 from ember.jit.ir import (Block, BoolType, DeviceType, FloatType, Graph, IntType, ListType,
                           Node, NoneType, ScalarTypeType, StringType, TensorType, Value,
                           prim)
@@ -104,7 +107,7 @@ class _GraphFuser:
         self.fusers = fusers
 
     def run(self, block: Block) -> None:
-        _sink_tensor_metas(block)
+        sink_metas(block)
         changed = True
         while changed:
             changed = False
@@ -118,6 +121,7 @@ class _GraphFuser:
         for group in [n for n in block.nodes() if n.kind == prim.FusionGroup]:
             while self.pull_chunk(group, block):
                 pass
+            metas_from_group_inputs(group)
         for n in block.nodes():
             for b in n.blocks:
                 self.run(b)
@@ -341,7 +345,7 @@ class _GraphFuser:
         if list_uses:  # metas of the list, after the pieces' readers (the group to come)
             lst = graph.create(prim.ListConstruct, clones)
             lst.output().type = chunk.output().type
-            lst.insert_before(_earliest(u.user for u in list_uses))
+            lst.insert_before(earliest(u.user for u in list_uses))
             for use in list_uses:
                 use.user.replace_input(use.offset, lst.output())
         for meta in metas:
@@ -389,15 +393,6 @@ class _GraphFuser:
         return False
 
 
-def _earliest(nodes) -> Optional[Node]:
-    """The node of ``nodes`` (all in one block) that runs first, or None for none."""
-    first = None
-    for n in nodes:
-        if first is None or n.is_before(first):
-            first = n
-    return first
-
-
 def _chunk_producing(v: Value, block: Block) -> Optional[Node]:
     """The ``ember::chunk`` or ``prim::BroadcastingChunk`` in ``block`` of which ``v`` is a
     piece (through a ``prim::ListUnpack`` for a chunk's list), or None."""
@@ -409,28 +404,6 @@ def _chunk_producing(v: Value, block: Block) -> Optional[Node]:
     elif node.kind not in ("ember::chunk", BROADCASTING_CHUNK):
         return None
     return node if node.owning_block is block else None
-
-
-def _sink_tensor_metas(block: Block) -> None:
-    """Move each metadata node (``prim::TensorMeta``, ``prim::ReduceMeta``) of ``block``
-    right before its first reader (the return, for the metas autodiff's forward
-    captures); ReduceMetas first, since they read TensorMetas. A meta reads only the
-    shape of a value, but where autodiff put it (right after the value) it is a use
-    between that value's producer and its consumer, which blocks their fusion."""
-    nodes = list(block.nodes())
-    for node in [n for n in nodes if n.kind == REDUCE_META] + \
-            [n for n in nodes if n.kind == TENSOR_META]:
-        readers = []
-        for v in node.outputs:
-            for use in v.uses:
-                user = use.user
-                while user is not None and user.owning_block is not block:
-                    user = user.owning_block.owning_node
-                if user is not None:
-                    readers.append(user)
-        first = _earliest(readers)
-        if first is not None and first is not node.next:
-            node.move_before(first)
 
 
 def merge_node_into_group(group: Node, node: Node) -> Node:

@@ -308,8 +308,9 @@ def test_chunk_stays_below_type_as(fuser):
 
 def test_tensor_metas_follow_a_moved_chunk_and_split_no_group(fuser):
     # autodiff's forward reads shapes of values in the middle of the chain; the metas
-    # sink to the return, the moved ops' metas come from their pieces (cat_dim), and
-    # the chunk's list meta from a list of the pieces
+    # sink to the return, the moved ops' metas come from their pieces (cat_dim), the
+    # chunk's list meta from a list of the pieces, and the pieces' metas from the group's
+    # inputs
     text = f"""graph(%x : {G}, %y : {G}, %b : {B8}):
   %one : int = prim::Constant[value=1]()
   %two : int = prim::Constant[value=2]()
@@ -331,7 +332,13 @@ def test_tensor_metas_follow_a_moved_chunk_and_split_no_group(fuser):
     top = [n.kind for n in g.nodes()]
     assert top.count("prim::FusionGroup") == 1 and "ember::chunk" not in top
     assert [n.attr("cat_dim", None) for n in g.nodes() if n.kind == "prim::TensorMeta"] \
-        == [1, 1, None, None]
+        == [1, 1, None]
+    # %e and the pieces are read only for their shapes: the group stores none of them,
+    # their metas come from the group's inputs (piece 0 of the chunked mul-add for %e
+    # and the first piece, piece 1 for the second)
+    (group,) = [n for n in g.nodes() if n.kind == "prim::FusionGroup"]
+    assert len(group.outputs) == 1
+    assert [n.kind for n in g.nodes()].count("prim::BroadcastMeta") == 2
     args = tensors(g)
     got, want = run_graph(g, args), run_graph(parse_ir(text), args)
     np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-6)

@@ -1,0 +1,155 @@
+"""fusion_metas: metas sink past fusible chains, and a group stores no output that only
+metas read (its meta is computed from the group's inputs: prim::BroadcastMeta).
+
+The graphs are written as autodiff's forward writes them (values in the middle of a chain
+read by ``prim::TensorMeta``); a reference fuser stands in for the Triton one, and each
+rewritten graph is run against the original: same results, metas of the same shape,
+dtype and device.
+"""
+import numpy as np
+import pytest
+
+import ember as E
+from ember.errors import ShapeError
+from ember.jit.differentiable_graph import TensorMeta, broadcast_meta, cat_meta, tensor_meta
+from ember.jit.fuser import Fuser, using_fuser
+from ember.jit.interpreter import run_graph
+from ember.jit.parser import parse_ir
+from ember.jit.passes.fuse_graph import fuse_graph
+
+
+class ReferenceFuser(Fuser):
+    name, device_type = "reference", "cpu"
+
+    def compile(self, subgraph):
+        return lambda *inputs: run_graph(subgraph, inputs)
+
+
+@pytest.fixture
+def fuser(monkeypatch):
+    monkeypatch.setattr("ember.jit.fuser._plugin_fusers", dict)
+    with using_fuser("cpu", ReferenceFuser()) as f:
+        yield f
+
+
+def tensors(graph, seed=0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-2, 2, v.type.sizes) for v in graph.inputs]
+    return [E.tensor(a > 0 if v.type.dtype == E.bool else a.astype(np.float32))
+            for a, v in zip(arrays, graph.inputs)]
+
+
+def fused(text: str):
+    """The fused graph, checked against the unfused one on random inputs."""
+    import ember.jit.differentiable_graph  # noqa: F401 - runs the meta prims
+    g = parse_ir(text)
+    fuse_graph(g)
+    g.lint()
+    args = tensors(g)
+    for got, want in zip(run_graph(g, args), run_graph(parse_ir(text), args)):
+        if want is None:  # a ReduceMeta: no reduction needed
+            assert got is None
+        elif isinstance(want, TensorMeta):
+            assert (got.shape, got.dtype, got.device) == (want.shape, want.dtype, want.device)
+        else:
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    return g
+
+
+def kinds(g) -> list:
+    return [n.kind for n in g.nodes()]
+
+
+def group_of(g):
+    (group,) = [n for n in g.nodes() if n.kind == "prim::FusionGroup"]
+    return group
+
+
+CHAIN = """graph(%x : Float(3, 1, device=cpu), %y : Float(4, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %a : Float(3, 4, device=cpu) = ember::mul(%x, %y)
+  %am : Any = prim::TensorMeta(%a)
+  %b : Float(3, 4, device=cpu) = ember::sigmoid(%a)
+  %bm : Any = prim::TensorMeta(%b)
+  %r : Any = prim::ReduceMeta(%am, %bm)
+  %c : Float(3, 4, device=cpu) = ember::add(%b, %x, %one)
+  return (%c, %r, %am)"""
+
+
+def test_outputs_read_only_by_metas_are_not_stored(fuser):
+    g = fused(CHAIN)
+    assert kinds(g).count("prim::FusionGroup") == 1
+    assert len(group_of(g).outputs) == 1  # %c only: %a and %b were stored for metas
+    assert kinds(g).count("prim::BroadcastMeta") == 1  # %a and %b share one recipe
+    assert "prim::TensorMeta" not in kinds(g)
+
+
+def test_an_output_read_elsewhere_stays(fuser):
+    g = fused(CHAIN.replace("return (%c, %r, %am)", "return (%c, %r, %am, %b)"))
+    assert len(group_of(g).outputs) == 2
+    assert kinds(g).count("prim::BroadcastMeta") == 1  # %a's meta still comes from inputs
+
+
+@pytest.mark.parametrize("op", ["ember::type_as(%x, %y)", "ember::masked_fill(%x, %m, %one)"])
+def test_ops_that_do_not_broadcast_keep_their_output(fuser, op):
+    # type_as has its first operand's shape; masked_fill is kept out too
+    text = f"""graph(%x : Float(3, 4, device=cpu), %y : Float(4, device=cpu),
+          %m : Bool(3, 4, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %a : Float(3, 4, device=cpu) = {op}
+  %am : Any = prim::TensorMeta(%a)
+  %b : Float(3, 4, device=cpu) = ember::exp(%a)
+  return (%b, %am)"""
+    g = fused(text)
+    assert kinds(g).count("prim::FusionGroup") == 1 and "prim::BroadcastMeta" not in kinds(g)
+    assert len(group_of(g).outputs) == 2
+
+
+def test_unknown_dtype_keeps_the_output(fuser):
+    g = fused(CHAIN.replace("%a : Float(3, 4, device=cpu)", "%a : Tensor(device=cpu)"))
+    group = group_of(g)
+    (meta,) = [n for n in g.nodes() if n.kind == "prim::TensorMeta"]
+    assert meta.input().node() is group  # %a is stored for its meta; %b's is computed
+    assert len(group.outputs) == 2 and kinds(g).count("prim::BroadcastMeta") == 1
+
+
+def test_uneven_chunk_pieces_and_cat_meta(fuser):
+    # chunk(5, 2) pieces are 3 and 2 wide; their metas and the list's meta must say so
+    text = """graph(%x : Float(2, 5, device=cpu), %y : Float(2, 5, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %s : Float(2, 5, device=cpu) = ember::add(%x, %y, %one)
+  %l : Tensor[] = ember::chunk(%s, %two, %one)
+  %lm : Any = prim::TensorMeta(%l)
+  %a : Float(2, 3, device=cpu), %c : Float(2, 2, device=cpu) = prim::ListUnpack(%l)
+  %e : Float(2, 3, device=cpu) = ember::tanh(%a)
+  %em : Any = prim::TensorMeta(%e)
+  %cm : Any = prim::TensorMeta[cat_dim=1](%e, %c)
+  %p : Float(2, 2, device=cpu) = ember::sigmoid(%c)
+  return (%p, %lm, %em, %cm)"""
+    g = fused(text)
+    # the pieces feed two chains; the one computing %e is read only for its shape, so
+    # its group goes and both metas come from the BroadcastingChunk's pieces
+    assert kinds(g).count("prim::FusionGroup") == 1
+    assert len(group_of(g).outputs) == 1
+    assert kinds(g).count("prim::BroadcastMeta") == 2
+
+
+def test_broadcast_meta_runtime():
+    a, b, c = E.ones(3, 1), E.ones(4), E.ones(3, 10, dtype=E.float64)
+    m = broadcast_meta((a, b), (0, 0, 0, 1), E.float64)
+    assert (m.shape, m.dtype, m.device) == (E.Size([3, 4]), E.float64, a.device)
+    # piece 3 of chunk(4, dim 1) of broadcast(c, a): 10 = 3 + 3 + 3 + 1
+    m = broadcast_meta((c, a), (1, 4, 1, 3, 2, 0, 1), E.float32)
+    assert m.shape == E.Size([3, 1]) and m.dtype == E.float32
+    m = broadcast_meta((c,), (1, 4, -1, 1, 1, 0), E.float32)
+    assert m.shape == E.Size([3, 3])
+    with pytest.raises(ShapeError, match="do not broadcast"):
+        broadcast_meta((E.ones(3), E.ones(4)), (0, 0, 0, 1), E.float32)
+
+
+def test_meta_prims_take_metas_for_tensors():
+    x, y = E.ones(2, 3), E.ones(2, 5)
+    assert cat_meta([tensor_meta(x), y], 1).shape == E.Size([2, 8])
+    items = tensor_meta([tensor_meta(x), y])
+    assert items.shape == [E.Size([2, 3]), E.Size([2, 5])]
