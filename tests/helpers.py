@@ -81,3 +81,24 @@ def literal_blocks(doc):
                 body.append(nxt)
             blocks.append(textwrap.dedent("\n".join(body)).strip() + "\n")
     return blocks
+
+
+def rand(*shape, seed=0, low=-2.0, high=2.0, dtype=None, requires_grad=False):
+    """A uniform random tensor (float64 unless ``dtype``)."""
+    dtype = E.float64 if dtype is None else dtype
+    rng = np.random.default_rng(seed)
+    return E.tensor(rng.uniform(low, high, size=shape).astype(dtype.numpy),
+                    requires_grad=requires_grad)
+
+
+def assert_same(got, ref, rtol=1e-10, atol=1e-12):
+    """Both defined, same shape and dtype, values close (float64 tolerances)."""
+    assert got is not None and ref is not None, (got, ref)
+    assert tuple(got.shape) == tuple(ref.shape) and got.dtype is ref.dtype, \
+        (got.shape, got.dtype, ref.shape, ref.dtype)
+    np.testing.assert_allclose(to_np(got), to_np(ref), rtol=rtol, atol=atol)
+
+
+def kinds(graph) -> list:
+    """The kinds of every node of ``graph``, nested blocks included, in order."""
+    return [n.kind for n in graph.all_nodes()]

@@ -20,11 +20,12 @@ compiles:
 - names bound in ``env`` (the gradient, the op's arguments and results; a non-tensor value
   must be a ``prim::Constant``), and number, string, bool and None literals;
 - ``+ - * / **``, unary ``-``, one comparison (``<`` ... ``!=``) on tensors and numbers;
-  operations on numbers alone are folded;
+  operations on numbers alone are folded (one that raises, ``2 / 0``, does not compile);
 - ``a if test else b`` whose test is known at compile time (``rounding_mode is None``);
 - ``maybe_multiply(g, s)`` for a constant ``s``, and calls and methods of pointwise ops
   (``where(c, g, 0.0)``, ``self.cos()``, ``result.pow(3)``), keyword arguments and schema
-  defaults included, where the formula's name is the ember function of that op.
+  defaults included, where the formula's name is the ember function (or Tensor method)
+  of that op.
 
 Anything else (attribute reads such as ``self.shape``, helpers such as ``sum_to``,
 reductions) raises :class:`NotSymbolic` before any node is made; the caller keeps the
@@ -36,6 +37,7 @@ TorchScript for the differentiable-graph fuser) and ``tools/autograd/derivatives
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Union
@@ -69,9 +71,11 @@ _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.
 _COMPARE = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq",
             ast.NotEq: "ne"}
 _FLIPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
-_FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-         ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
-         ast.Pow: lambda a, b: a ** b}
+_FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+         ast.Div: operator.truediv, ast.Pow: operator.pow, ast.Gt: operator.gt,
+         ast.Lt: operator.lt, ast.GtE: operator.ge, ast.LtE: operator.le, ast.Eq: operator.eq,
+         ast.NotEq: operator.ne}
+_SCALARS = (type(None), bool, int, float, str)
 
 
 @lru_cache(maxsize=None)
@@ -121,7 +125,7 @@ class _Lowering:
         return method(e)
 
     def _Constant(self, e: ast.Constant) -> _Term:
-        return _Num(e.value)
+        return _num(e.value, e)
 
     def _Name(self, e: ast.Name) -> _Term:
         if e.id not in self.env:
@@ -131,12 +135,13 @@ class _Lowering:
             return v
         if v.node().kind != prim.Constant:
             raise NotSymbolic(f"{e.id!r} is not a tensor and not a constant")
-        return _Num(v.to_ivalue())
+        return _num(v.to_ivalue(), e)
 
     def _UnaryOp(self, e: ast.UnaryOp) -> _Term:
         x = self.term(e.operand)
         if isinstance(e.op, ast.USub):
-            return _Num(-x.value) if isinstance(x, _Num) else _Op("ember::neg", (x,))
+            return _fold(operator.neg, (x,), e) if isinstance(x, _Num) else \
+                _Op("ember::neg", (x,))
         if isinstance(e.op, ast.Not) and isinstance(x, _Num):
             return _Num(not x.value)
         raise NotSymbolic(f"the unary operator in {ast.unparse(e)!r}")
@@ -147,7 +152,7 @@ class _Lowering:
             raise NotSymbolic(f"the operator in {ast.unparse(e)!r}")
         a, b = self.term(e.left), self.term(e.right)
         if isinstance(a, _Num) and isinstance(b, _Num):
-            return _Num(_FOLD[type(e.op)](a.value, b.value))
+            return _fold(_FOLD[type(e.op)], (a, b), e)
         one = _Num(1)
         if isinstance(a, _Num):  # a number on the left: as Tensor.__r*__ records it
             if op == "add":
@@ -177,7 +182,7 @@ class _Lowering:
         if name is None:
             raise NotSymbolic(f"the comparison in {ast.unparse(e)!r}")
         if isinstance(a, _Num) and isinstance(b, _Num):
-            raise NotSymbolic(f"a comparison of two numbers ({ast.unparse(e)!r})")
+            return _fold(_FOLD[type(op)], (a, b), e)
         if isinstance(a, _Num):
             a, b, name = b, a, _FLIPPED[name]
         return _Op(f"ember::{name}", (a, b))
@@ -198,6 +203,9 @@ class _Lowering:
             receiver = self.term(e.func.value)
             if isinstance(receiver, _Num):
                 raise NotSymbolic(f"a method of a number ({ast.unparse(e)!r})")
+            from ember.tensor import Tensor
+            if not callable(getattr(Tensor, e.func.attr, None)):
+                raise NotSymbolic(f"Tensor has no method {e.func.attr!r} ({ast.unparse(e)!r})")
             return _pointwise_call(e.func.attr, [receiver] + args, kwargs, e)
         if not isinstance(e.func, ast.Name):
             raise NotSymbolic(f"the call {ast.unparse(e)!r}")
@@ -212,6 +220,22 @@ class _Lowering:
         if namespace().get(name) is not getattr(ember, name, None):
             raise NotSymbolic(f"{name!r} is a formula helper, not an ember op")
         return _pointwise_call(name, args, kwargs, e)
+
+
+def _num(value, e: ast.expr) -> _Num:
+    """A number, string, bool or None literal; NotSymbolic for other constants (lists)."""
+    if not isinstance(value, _SCALARS):
+        raise NotSymbolic(f"a {type(value).__name__} constant in {ast.unparse(e)!r}")
+    return _Num(value)
+
+
+def _fold(fn, args: tuple, e: ast.expr) -> _Num:
+    """``fn`` on the values of number terms, at compile time; NotSymbolic when it raises
+    (``2 / 0``, ``-None``)."""
+    try:
+        return _num(fn(*(a.value for a in args)), e)
+    except (ArithmeticError, TypeError, ValueError) as err:
+        raise NotSymbolic(f"{ast.unparse(e)!r} raises {type(err).__name__}: {err}") from None
 
 
 def _pointwise_call(name: str, args: list, kwargs: dict, e: ast.Call) -> _Op:
@@ -231,7 +255,7 @@ def _pointwise_call(name: str, args: list, kwargs: dict, e: ast.Call) -> _Op:
         if p.name in kwargs:
             out.append(kwargs.pop(p.name))
         elif p.default is not None:
-            out.append(_Num(ast.literal_eval(p.default)))
+            out.append(_num(ast.literal_eval(p.default), e))
         else:
             raise NotSymbolic(f"{ast.unparse(e)!r} leaves {p.name!r} of {schema} unset")
     if kwargs:
@@ -247,7 +271,7 @@ def _emit(term: _Term, block: Block, consts: dict) -> Value:
         return term
     graph = block.graph
     if isinstance(term, _Num):
-        key = (type(term.value), term.value)
+        key = (type(term.value), repr(term.value))  # repr: -0.0 is not 0.0
         if key not in consts:
             with graph.insert_point_guard(block):
                 consts[key] = graph.insert_constant(term.value)
