@@ -289,16 +289,6 @@ def isfinite(x):
     return (x == x) & (x.abs() != math.inf)  # noqa: PLR0124 - false for NaN
 
 
-def where_self(condition, grad):
-    """``where(condition, self, other)`` w.r.t. ``self``: the gradient where chosen."""
-    return E.where(condition, grad, 0.0)
-
-
-def where_other(condition, grad):
-    """``where(condition, self, other)`` w.r.t. ``other``: the gradient where chosen."""
-    return E.where(condition, 0.0, grad)
-
-
 def maximum_backward(grad, self, other):
     """``maximum(self, other)`` w.r.t. ``self``: ties split the gradient in half; a NaN on
     either side (NaN propagates) passes it to both, as PyTorch."""

@@ -86,12 +86,12 @@ OP_CASES = {
     "where": ("ember::where", lambda c, a, b: E.where(c > 0, a, b), 3, None),
     "clamp[tensor]": ("ember::clamp", lambda a, lo, hi: a.clamp(lo - 1, hi + 1), 3, None),
 }
-# Ops whose backward must compile to ember:: ops. pow and where do not (their formulas call
-# the helpers pow_backward_self and where_self): see the strict xfail below.
+# Ops whose backward must compile to ember:: ops. pow does not (its formula calls the
+# helper pow_backward_self): see the strict xfail below.
 EXPECTED_SYMBOLIC = {"add", "sub[alpha]", "mul", "div", "neg", "exp", "log", "sin", "cos",
                      "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal", "clamp_min",
                      "clamp_max", "clamp_min[tensor]", "clamp_max[tensor]", "masked_fill",
-                     "lerp.Scalar", "lerp.Tensor"}
+                     "lerp.Scalar", "lerp.Tensor", "where"}
 SHAPES = {"same": ((3, 4), (3, 4), (3, 4)),
           "row_col": ((3, 4), (4,), (3, 1)),   # the first input has the output's shape
           "col_row": ((3, 1), (4,), (3, 4))}   # the first two inputs are broadcast
@@ -176,10 +176,9 @@ def test_which_ops_compile_symbolically():
     assert EXPECTED_SYMBOLIC <= set(symbolic), EXPECTED_SYMBOLIC - set(symbolic)
 
 
-@pytest.mark.xfail(strict=True, reason="derivatives.yaml writes their formulas with the "
-                   "helpers pow_backward_self and where_self, which do not compile")
-@pytest.mark.parametrize("case", ["pow", "where"])
-def test_pow_and_where_compile_symbolically(case):
+@pytest.mark.xfail(strict=True, reason="derivatives.yaml writes its formula with the "
+                   "helper pow_backward_self, which does not compile")
+def test_pow_compiles_symbolically(case="pow"):
     assert is_symbolic(traced_gradient(case)[0])
 
 
