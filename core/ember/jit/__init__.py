@@ -9,8 +9,10 @@ run it through a GraphExecutor that compiles one ExecutionPlan per ArgumentSpec.
 
 Modules: ``ir`` (Graph/Block/Node/Value), ``parser`` (IR text), ``tracer`` (recording),
 ``traced`` (``trace``), ``executor`` (GraphExecutor), ``plan`` (ExecutionPlan codegen),
-``pipeline`` (stages, custom passes), ``passes/`` (one pass a file), ``autodiff``
-(``differentiate``), ``differentiable_graph`` (its runtime), ``fuser`` (fuser registry).
+``plan_array_mode`` (its kernel calls on arrays), ``pipeline`` (stages, custom passes),
+``passes/`` (one pass a file), ``autodiff`` (``differentiate``), ``symbolic_formulas``
+(pointwise backward formulas as ops), ``differentiable_graph`` (its runtime), ``fuser``
+(fuser registry).
 """
 # NOTE: attributes load on first use (PEP 562): the op wrappers and Tensor import
 # ember.jit.tracing_state while ember itself is still importing.

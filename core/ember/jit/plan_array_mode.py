@@ -1,0 +1,260 @@
+"""Array mode of an ExecutionPlan (``plan.py``): op nodes lowered to kernel calls on arrays.
+
+When no gradient can be needed, ``plan.py``'s emitter hands each op node to
+:func:`emit_array_op`, which writes it as a call of the backend kernel on arrays, with the
+argument conversions and dim wrapping the op's wrapper would do done once, at plan time.
+For ``(x * y + 1).relu()`` on int64 CPU tensors the lines read::
+
+    v2 = _K_mul_1(x_a, y_a)  # ember::mul
+    v4 = _K_add_2(v2, 1, 1)  # ember::add
+    v5 = _K_relu_3(v4)  # ember::relu
+
+where ``_K_mul_1`` is ``Type.kernels["mul"]`` of the int64 CPU Type, and ``add``'s
+``alpha`` (the second ``1``) was checked and converted when the plan was built.
+
+It applies only where every tensor operand's dtype, device and rank are known, the
+operands already share the result dtype (else promotion would cast), every other argument
+is a constant, and the op is a plain kernel (not composite, not in place); otherwise it
+raises :class:`Unsupported` and the node runs in tensor mode (the op's wrapper on Tensors).
+Where a float32/float64 kernel would do nothing but call one ufunc (``_UFUNCS``), the
+ufunc is called directly (``v2 = _np_multiply_1(x_a, y_a)``; ``plan.py``'s example).
+
+Errors: a kernel called on arrays does not check its operands as the op's wrapper does
+(numpy says "operands could not be broadcast together" where eager ember raises
+ShapeError). So :func:`emit_array_op` records, per line it writes, how to call the op's
+wrapper on the same operands; an array-mode plan's body sits in one ``try`` (free until
+something raises, Python >= 3.11), and :func:`raise_as_eager` runs that wrapper when an
+array-mode line raised, to raise the error eager mode would, with its message.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import dispatch as _d
+from ..backends import registry as _registry
+from ..ops.native import DIM_ARG_NAMES
+from .ir_types import ListType, TensorType
+from .kinds import prim
+from .op_registry import op_info
+
+__all__ = ["Unsupported", "emit_array_op", "raise_as_eager", "is_tensor", "is_tensor_list"]
+
+#: What may not appear in a generated Python name (plan.py names values with it too).
+IDENT = re.compile(r"[^0-9a-zA-Z_]")
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
+
+
+class Unsupported(Exception):
+    """This node cannot run in array mode."""
+
+
+def is_tensor(v) -> bool:
+    return isinstance(v.type, TensorType)
+
+
+def is_tensor_list(v) -> bool:
+    return isinstance(v.type, ListType) and isinstance(v.type.elem, TensorType)
+
+
+def _convert_arg(a, value, op: str, pos: int):
+    """Apply the wrapper's conversion of a non-Tensor argument to a constant ``value``."""
+    t, n = a.type, a.name
+    if value is None and t.optional:
+        return None
+    if t.base in ("int", "SymInt"):
+        return _d.check_int_list(value, op, n, pos, t.size) if t.is_list else \
+            _d.check_int(value, op, n, pos)
+    if t.base == "bool":
+        return _d.check_bool_list(value, op, n, pos, t.size) if t.is_list else \
+            _d.check_bool(value, op, n, pos)
+    if t.base == "float":
+        return _d.check_float(value, op, n, pos)
+    if t.base == "Scalar":
+        return _d.check_scalar(value, op, n, pos)
+    if t.base == "str":
+        return _d.check_str(value, op, n, pos)
+    if t.base == "ScalarType":
+        return _d.check_dtype(value, op, n, pos)
+    if t.base in ("Generator",):
+        raise Unsupported("generator")
+    return value
+
+
+def emit_array_op(em, n, indent: str) -> None:
+    """Write op node ``n`` as a kernel (or ufunc) call on arrays into emitter ``em``
+    (``plan._Emitter``: its ``lines``, ``const``, ``define``, ``as_array``), and note the
+    line in ``em.array_lines`` for :func:`raise_as_eager`. Raises :class:`Unsupported`,
+    having written nothing, when the node cannot run in array mode."""
+    info = op_info(n.kind)
+    nf = info.nf
+    if nf is None or info.composite or info.inplace or info.schema.out_argument:
+        raise Unsupported(n.kind)
+    schema = info.schema
+    op = schema.name
+    # every tensor operand's dtype/device/rank must be known, and every other argument
+    # a constant: then the wrapper's work can be done here, once
+    tensors, scalars, kargs = [], [], []
+    consts = {}
+    for pos, (a, v) in enumerate(zip(schema.arguments, n.inputs), 1):
+        if a.type.base == "Tensor":
+            if is_tensor(v):
+                t = v.type
+                if t.dtype is None or t.device is None or t.rank is None:
+                    raise Unsupported("unknown tensor type")
+                tensors.append((a, v))
+            elif a.type.is_list:
+                if not is_tensor_list(v):
+                    raise Unsupported("list")
+                tensors.append((a, v))
+            else:
+                c = _constant(v)
+                if c is _NOT_CONST:
+                    raise Unsupported("non-constant operand")
+                if c is not None:
+                    if c.__class__ not in _SCALAR_CATEGORY:
+                        raise Unsupported("operand")
+                    scalars.append(c)
+                consts[a.name] = c
+        else:
+            c = _constant(v)
+            if c is _NOT_CONST:
+                raise Unsupported("non-constant argument")
+            consts[a.name] = _convert_arg(a, c, op, pos)
+    if not tensors:
+        raise Unsupported("no tensor operand")
+    first = next((v for a, v in tensors if is_tensor(v)), None)
+    if first is None:  # only a Tensor[] (cat, stack): its element types are not known
+        raise Unsupported("tensor list only")
+    dev = first.type.device
+    dtypes = {v.type.dtype for a, v in tensors if is_tensor(v)}
+    if len(dtypes) != 1 or any(v.type.device != dev for a, v in tensors if is_tensor(v)):
+        raise Unsupported("mixed operands")
+    st = dtypes.pop()
+    if nf.promote:
+        if any(_SCALAR_CATEGORY[s.__class__] > st._category for s in scalars):
+            raise Unsupported("a scalar promotes")
+        if nf.promote == "float" and not st.is_floating_point:
+            raise Unsupported("int -> float")
+    if any(is_tensor_list(v) for a, v in tensors) and len(tensors) != 1:
+        raise Unsupported("list and tensors")
+    if nf.wrap_dims:
+        rank = first.type.rank + nf.dim_extra
+        for a in schema.arguments:
+            if a.name in DIM_ARG_NAMES and a.type.base == "int" and a.name in consts:
+                fn = _d.wrap_dims if a.type.is_list or a.type.optional else _d.wrap_dim
+                consts[a.name] = fn(consts[a.name], rank, op)
+    backend = _registry.get_backend(dev)
+    ufunc = _lowering(nf.kernel_name, st, consts, tensors)
+    if ufunc is not None:
+        # the kernel would only hand these operands to this ufunc: call it directly
+        k = em.const(getattr(backend.xp, ufunc), "np_" + ufunc + "_")
+        args = [em.as_array(v, indent) if a.type.base == "Tensor" and is_tensor(v)
+                else em.const(consts[a.name], "c")
+                for a, v in zip(schema.arguments, n.inputs)][:_ARITY[ufunc]]
+        out = em.define(n.output(), "a")
+        em.lines.append(f"{indent}{out} = {k}({', '.join(args)})  # {n.kind}")
+        return _note_array_line(em, n, info, backend, indent)
+    kernel = backend.type(st).kernels[nf.kernel_name]
+    k = em.const(kernel, "K_" + IDENT.sub("_", nf.kernel_name) + "_")
+    for a, v in zip(schema.arguments, n.inputs):
+        if a.type.base == "Tensor" and (is_tensor(v) or is_tensor_list(v)):
+            kargs.append(em.as_array(v, indent))
+        else:
+            kargs.append(em.const(consts[a.name], "c"))
+    outs = [em.define(o, "a" if is_tensor(o) or is_tensor_list(o) else "p")
+            for o in n.outputs]
+    lhs = outs[0] if len(outs) == 1 else ", ".join(outs)
+    em.lines.append(f"{indent}{lhs} = {k}({', '.join(kargs)})  # {n.kind}")
+    _note_array_line(em, n, info, backend, indent)
+
+
+def _note_array_line(em, n, info, backend, indent: str) -> None:
+    """Remember how to call the op's wrapper on the operands of the array-mode line
+    just written, for :func:`raise_as_eager`: an ``_Operand`` per array operand, the
+    unconverted constant for any other argument (``emit_array_op`` admits no other)."""
+    line = len(em.lines) - 1  # (the operands are arrays already: nothing is emitted)
+    operands = []
+    for a, v in zip(info.schema.arguments, n.inputs):
+        if a.type.base == "Tensor" and (is_tensor(v) or is_tensor_list(v)):
+            operands.append(_Operand(em.as_array(v, indent), is_tensor_list(v), backend))
+        else:
+            operands.append(_constant(v))
+    em.array_lines[line] = (info, operands)
+
+
+_NOT_CONST = object()
+
+# Kernels that, for float32/float64 arrays and Python numbers (which numpy >= 2 treats as
+# weak, as PyTorch does), do nothing but call one ufunc: op -> (ufunc, extra constant
+# arguments that must have these values).
+_UFUNCS = {
+    "add": ("add", {"alpha": 1}), "sub": ("subtract", {"alpha": 1}), "mul": ("multiply", {}),
+    "div": ("true_divide", {"rounding_mode": None}), "true_divide": ("true_divide", {}),
+    "neg": ("negative", {}), "exp": ("exp", {}), "log": ("log", {}), "sin": ("sin", {}),
+    "cos": ("cos", {}), "tanh": ("tanh", {}), "sqrt": ("sqrt", {}), "abs": ("absolute", {}),
+    "maximum": ("maximum", {}), "minimum": ("minimum", {}),
+}
+_ARITY = {"add": 2, "subtract": 2, "multiply": 2, "true_divide": 2, "maximum": 2,
+          "minimum": 2, "negative": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tanh": 1,
+          "sqrt": 1, "absolute": 1}
+
+
+def _lowering(kernel_name: str, st, consts: dict, tensors) -> Optional[str]:
+    """The ufunc to call instead of the kernel, or None (see ``_UFUNCS``)."""
+    entry = _UFUNCS.get(kernel_name)
+    if entry is None or st.name not in ("float32", "float64"):
+        return None
+    ufunc, required = entry
+    for name, value in required.items():
+        if name not in consts or consts[name] is not value and not (
+                value.__class__ is int and consts[name].__class__ is int
+                and consts[name] == value):
+            return None
+    # a 0-d result would come back as a numpy scalar, which later kernels may not take
+    if any(not is_tensor(v) or v.type.rank == 0 for a, v in tensors):
+        return None
+    return ufunc
+
+
+def _constant(v):
+    n = v.node()
+    if n.kind == prim.Constant:
+        return n.attr("value", None)
+    if n.kind == prim.ListConstruct and all(i.node().kind == prim.Constant for i in n.inputs):
+        return [i.node().attr("value", None) for i in n.inputs]
+    return _NOT_CONST
+
+
+@dataclass(frozen=True)
+class _Operand:
+    """An array operand of an array-mode line: the local holding it, and how to wrap it."""
+    name: str
+    is_list: bool
+    backend: object
+
+    def tensor(self, env: dict):
+        arr = env[self.name]
+        if self.is_list:
+            return [None if x is None else _d.wrap(x, self.backend) for x in arr]
+        return _d.wrap(arr, self.backend)
+
+
+def raise_as_eager(array_lines: dict, err: BaseException, env: dict) -> None:
+    """Called by a plan with the exception ``err`` it caught and its locals: when an
+    array-mode line (``array_lines``: line number -> (OpInfo, operands)) raised it, run that
+    node's op wrapper on the same operands, as eager mode would, and raise the wrapper's
+    error (a ShapeError where numpy said "could not be broadcast") in place of ``err``.
+    Returns, for the plan to re-raise ``err``, when a tensor-mode line raised it (that
+    error already is eager's) or when the wrapper accepts the operands."""
+    tb = err.__traceback__
+    entry = array_lines.get(tb.tb_lineno) if tb is not None else None
+    if entry is None:
+        return
+    info, operands = entry
+    args = [a.tensor(env) if a.__class__ is _Operand else a for a in operands]
+    try:
+        info.call(*args)
+    except Exception as eager:
+        raise eager from None  # the kernel's error says less than the wrapper's
