@@ -83,10 +83,10 @@ place), so ``f`` computes a TensorMeta, which ``df`` captures as a temporary out
 When the formula captures the tensor anyway (``mul`` saves ``self`` and ``other``), the
 tensor itself serves, at no extra cost.
 
-What is differentiable (:func:`is_differentiable`): ``prim::Constant``, list and tuple
-construct/unpack, and out-of-place ``ember::`` ops whose ``derivatives.yaml`` entry is
-differentiable. Composite ops have no entry: they stay outside autodiff subgraphs and
-run through eager autograd.
+What is differentiable (:func:`is_differentiable`, in :mod:`ember.jit.differentiability`):
+``prim::Constant``, list and tuple construct/unpack, and out-of-place ``ember::`` ops
+whose ``derivatives.yaml`` entry is differentiable. Composite ops have no entry: they stay
+outside autodiff subgraphs and run through eager autograd.
 
 Reference: PyTorch's ``torch/csrc/jit/runtime/autodiff.cpp`` (``differentiate``,
 ``addReverseInline``, ``lambdaLiftReverse``) and ``autodiff.h`` (``Gradient``).
@@ -94,9 +94,11 @@ Reference: PyTorch's ``torch/csrc/jit/runtime/autodiff.cpp`` (``differentiate``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ember.jit.differentiability import (SEQUENCE_INVERSE, derivative_of, is_differentiable,
+                                         values_needing_grad)
 from ember.jit.ir import Graph, Node, Value
-from ember.jit.ir_types import (AnyType, JitType, ListType, OptionalType, TensorType,
-                                TupleType)
+from ember.jit.ir_types import AnyType, JitType, ListType, TensorType, TupleType
 from ember.jit.kinds import prim
 
 __all__ = ["Gradient", "differentiate", "is_differentiable", "AUTOGRAD_FORMULA",
@@ -109,8 +111,6 @@ REDUCE_META = "prim::ReduceMeta"
 GRAD_SUM_TO_SIZE = "prim::GradSumToSize"
 #: The nodes of ``f`` that read only the metadata of tensors (never their elements).
 META_KINDS = frozenset({TENSOR_META, REDUCE_META})
-_SEQ_KINDS = {prim.ListConstruct: prim.ListUnpack, prim.TupleConstruct: prim.TupleUnpack,
-              prim.ListUnpack: prim.ListConstruct, prim.TupleUnpack: prim.TupleConstruct}
 
 
 @dataclass
@@ -146,70 +146,6 @@ class Gradient:
     df_output_vjps: list = field(default_factory=list)
 
 
-# ---- what can be differentiated -----------------------------------------------------------
-def _derivative(kind: str):
-    """The Derivative entry of an out-of-place ``ember::`` op kind, or None."""
-    if not kind.startswith("ember::"):
-        return None
-    from ember.jit.op_registry import is_op_kind, op_info
-    from ember.ops import DERIVATIVES
-    d = DERIVATIVES.get(kind[len("ember::"):])
-    if d is None or not is_op_kind(kind) or op_info(kind).inplace:
-        return None
-    return d
-
-
-def is_differentiable(node: Node) -> bool:
-    """Whether ``node`` may go into an autodiff subgraph: ``prim::Constant``, list/tuple
-    construct and unpack, and out-of-place ``ember::`` ops with a differentiable
-    ``derivatives.yaml`` entry (nodes with blocks never)."""
-    if node.blocks:
-        return False
-    if node.kind == prim.Constant or node.kind in _SEQ_KINDS:
-        return True
-    d = _derivative(node.kind)
-    return d is not None and not d.not_differentiable
-
-
-def _may_need_grad(t: JitType) -> bool:
-    """Whether a value of type ``t`` may carry a gradient (unknown counts as yes)."""
-    if isinstance(t, TensorType):
-        return t.requires_grad is not False and (t.dtype is None or
-                                                 t.dtype.is_floating_point)
-    if isinstance(t, (ListType, OptionalType)):
-        return _may_need_grad(t.elem)
-    if isinstance(t, TupleType):
-        return any(_may_need_grad(e) for e in t.elems)
-    return False
-
-
-def _requires_grad(graph: Graph) -> set:
-    """The values of ``graph`` that need a gradient, propagated forward from its inputs.
-    Raises ValueError for a node that is not differentiable but would need one."""
-    rg = {v for v in graph.inputs if _may_need_grad(v.type)}
-    for n in graph.nodes():
-        if n.kind in _SEQ_KINDS:
-            if any(v in rg for v in n.inputs):
-                rg.update(o for o in n.outputs if _may_need_grad(o.type))
-            continue
-        d = _derivative(n.kind)
-        if d is None:
-            if n.kind != prim.Constant and any(v in rg for v in n.inputs):
-                raise ValueError(f"differentiate: {n.kind} is not differentiable "
-                                 f"(is_differentiable is false) but reads a value that needs "
-                                 f"a gradient; keep it out of the autodiff subgraph")
-            continue
-        args = [a.name for a in d.schema.arguments]
-        if len(args) != len(n.inputs):
-            raise ValueError(f"differentiate: {n.kind} has {len(n.inputs)} inputs but its "
-                             f"schema {d.schema} takes {len(args)}")
-        diff = set(d.differentiable_inputs)
-        if any(v in rg for v, a in zip(n.inputs, args) if a in diff):
-            od = d.output_differentiability or (True,) * len(n.outputs)
-            rg.update(o for o, ok in zip(n.outputs, od) if ok and _may_need_grad(o.type))
-    return rg
-
-
 # ---- differentiate ------------------------------------------------------------------------
 def differentiate(graph: Graph) -> Gradient:
     """Split ``graph`` into a forward ``f`` and a backward ``df`` (see the module doc).
@@ -227,7 +163,7 @@ def differentiate(graph: Graph) -> Gradient:
 class _Builder:
     def __init__(self, f: Graph):
         self.f = f
-        self.rg = _requires_grad(f)
+        self.rg = values_needing_grad(f)
         self.grad_map: dict = {}   # f value -> gradient value in the reverse block
         self.metas: dict = {}      # f value -> its prim::TensorMeta value in f
         self.reduce_metas: dict = {}  # (target, out) -> their prim::ReduceMeta in f
@@ -281,9 +217,9 @@ class _Builder:
         return node, node.add_block()
 
     def backward_of(self, n: Node) -> None:
-        if n.kind in _SEQ_KINDS:
+        if n.kind in SEQUENCE_INVERSE:
             return self.backward_of_sequence(n)
-        d = _derivative(n.kind)
+        d = derivative_of(n.kind)
         if d is None or d.not_differentiable:
             return  # constants and non-differentiable ops: no gradient flows through
         from ember.autograd.codegen import backward_function
@@ -387,7 +323,7 @@ class _Builder:
         its items' gradients (None items undefined)."""
         grads = [self.get_grad(o) for o in n.outputs]
         node, block = self.grad_of(n, grads)
-        inverse = _SEQ_KINDS[n.kind]
+        inverse = SEQUENCE_INVERSE[n.kind]
         types = [_grad_type(v.type) for v in n.inputs]
         if inverse in (prim.ListConstruct, prim.TupleConstruct):
             types = [_grad_type(n.input().type)]
