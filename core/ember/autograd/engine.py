@@ -14,17 +14,24 @@ The walk, as in PyTorch's engine:
    (a heap: of the ready nodes, the most recently created runs first);
 3. pop a node, run its tensor hooks, run it (pre-hooks, apply, post-hooks), and add each
    resulting gradient into the buffer of the node its edge points to, reduced to the
-   shape and cast to the dtype that node expects; a node whose dependencies reach zero
-   is ready.
+   shape, cast to the dtype and moved to the device (the index too) that node expects;
+   a node whose dependencies reach zero is ready.
+
+A node whose incoming gradients live on a backend of several devices runs (hooks and
+backward) with their device current, as PyTorch runs a node on its device's thread under
+a DeviceGuard, so what its formula allocates (``zeros(n, device="cuda")``) lands next to
+its operands. A single-device backend (cpu) enters no guard and records no device index.
 
 Without ``retain_graph`` each node frees its saved tensors once it has run. With
 ``create_graph`` the walk runs in grad mode, so the formulas record a graph of their own.
 """
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 
+from ..types import Device
 from .function import AccumulateGrad, call_node
 from .grad_mode import STATE
 
@@ -51,13 +58,20 @@ def _discover(roots) -> list:
 
 
 def _validate(g, node, nr: int, producer):
-    """``g`` reduced to the shape and converted to the Type that input ``nr`` of ``node``
-    expects (the gradient of a broadcast operand is summed over the broadcast dims)."""
+    """``g`` fitted to the ``input_metadata`` of input ``nr`` of ``node``: reduced to its
+    shape (the gradient of a broadcast operand is summed over the broadcast dims), then
+    converted to its Type and moved to its device, index included (``cuda:1``, not the
+    current device). Metadata without an index (single-device backends, the JIT's) leaves
+    the device to the backend: the current one.
+
+    Raises RuntimeError naming ``producer`` when the shape cannot be summed to the expected
+    one. Reference: PyTorch's ``validate_outputs`` (``grad = grad.to(metadata.device())``).
+    """
     om = node._out_meta
     meta = om[nr] if nr < len(om) else None
     if meta is None:
         return g
-    shape, typ = meta
+    shape, typ = meta[0], meta[1]
     if g._data.shape != shape:
         from .formulas import is_expandable_to, sum_to
         if not is_expandable_to(shape, g._data.shape):
@@ -65,9 +79,27 @@ def _validate(g, node, nr: int, producer):
                                f"got shape {list(g._data.shape)} but expected shape "
                                f"compatible with {list(shape)}")
         g = sum_to(g, shape)
-    if g._type is not typ:
-        g = g.to(dtype=typ.scalar_type, device=typ.backend.name)
+    index = meta[2] if len(meta) > 2 else None
+    if index is None:
+        if g._type is not typ:
+            g = g.to(dtype=typ.scalar_type, device=typ.backend.name)
+    elif g._type is not typ or typ.backend.device_of(g._data) != index:
+        with typ.backend.on_device(index):  # NOTE: Tensor.to casts on the current device
+            g = g.to(dtype=typ.scalar_type, device=Device(typ.backend.name, index))
     return g
+
+
+def _device_guard(buf: list):
+    """A context manager making the device of the first gradient in ``buf`` current (as
+    ``run_backward`` does around a node's backward); a no-op when there is none or its
+    backend has one device. Reference: PyTorch's ``InputBuffer::device``."""
+    for g in buf:
+        if g is not None:
+            b = g._type.backend
+            if b.device_count > 1:
+                return b.on_device(b.device_of(g._data))
+            break
+    return contextlib.nullcontext()
 
 
 def _dependencies(roots) -> dict:
@@ -133,7 +165,8 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
             if buf is None:
                 buf = [None] * max(1, len(node._out_meta))
             if node._tensor_pre_hooks or node._retain_grad:
-                _tensor_hooks(node, buf)
+                with _device_guard(buf):
+                    _tensor_hooks(node, buf)
             if reach is None:
                 run = True
             else:
@@ -147,7 +180,12 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
             if run:
                 for g in buf:
                     if g is not None:
-                        out = call_node(node, buf)
+                        b = g._type.backend
+                        if b.device_count == 1:
+                            out = call_node(node, buf)
+                        else:  # what the formula allocates lands on its gradients' device
+                            with b.on_device(b.device_of(g._data)):
+                                out = call_node(node, buf)
                         if not retain_graph:
                             node.release_variables()
                         break
@@ -164,8 +202,9 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
                     if g is not None:
                         om = nxt._out_meta
                         meta = om[nr] if nr < len(om) else None
-                        if meta is not None and (g._data.shape != meta[0] or
-                                                 g._type is not meta[1]):
+                        if meta is not None and (
+                                g._data.shape != meta[0] or g._type is not meta[1] or
+                                len(meta) > 2 and meta[1].backend.device_of(g._data) != meta[2]):
                             g = _validate(g, nxt, nr, node)
                         nbuf = buffers.get(nxt)
                         if nbuf is None:

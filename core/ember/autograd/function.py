@@ -48,6 +48,9 @@ class Node:
     Attributes: ``next_functions`` (a tuple of ``(Node, input_nr)`` or ``None``, one per
     forward input), ``sequence_nr`` (creation order). Subclasses implement ``apply(grads)``:
     a tuple with one gradient (Tensor or None) per ``next_functions`` entry.
+
+    NOTE: ``_out_meta`` holds one ``input_metadata`` per forward output (None for one that
+    gets no gradient); the engine fits each incoming gradient to it.
     """
 
     __slots__ = ("next_functions", "sequence_nr", "_out_meta", "_pre_hooks", "_post_hooks",
@@ -133,7 +136,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self.sequence_nr = float("inf")  # run as soon as ready, like PyTorch
         self._variable = weakref.ref(variable)
-        self._out_meta = ((variable._data.shape, variable._type),)
+        self._out_meta = (input_metadata(variable),)
 
     @property
     def variable(self):
@@ -168,6 +171,19 @@ def _own(g):
         return _d.wrap(g._data.copy(), b)
 
 
+def input_metadata(t) -> tuple:
+    """What a node expects of the gradient for its forward output ``t`` (PyTorch's
+    ``InputMetadata``): ``(shape, Type)``, plus the device index (``device_of``) when
+    ``t``'s backend drives several devices, so the engine can move a gradient to that exact
+    device (``cuda:1``, not the current one). A single-device backend (the cpu one) records
+    no index: the engine then does no device work per edge."""
+    typ = t._type
+    b = typ.backend
+    if b.device_count == 1:
+        return (t._data.shape, typ)
+    return (t._data.shape, typ, b.device_of(t._data))
+
+
 def grad_accumulator(t) -> AccumulateGrad:
     """The AccumulateGrad of leaf ``t``, made on first use and kept on the tensor."""
     acc = getattr(t, "_grad_acc", None)
@@ -200,7 +216,9 @@ def set_history(node: Node, outputs) -> None:
             t.grad_fn, t.output_nr, t._requires_grad = node, 0, True
             if t._base is not None:
                 t._view_version = t._vc.value
-            node._out_meta = ((t._data.shape, t._type),)
+            typ = t._type  # input_metadata, inlined
+            node._out_meta = ((t._data.shape, typ),) if typ.backend.device_count == 1 else \
+                (input_metadata(t),)
             return
     meta = []
     for i, t in enumerate(outputs):
@@ -213,7 +231,7 @@ def set_history(node: Node, outputs) -> None:
         t._requires_grad = True
         if t._base is not None:
             t._view_version = t._vc.value
-        meta.append((t._data.shape, t._type))
+        meta.append(input_metadata(t))
     node._out_meta = tuple(meta)
 
 

@@ -82,11 +82,12 @@ class Parameter(Tensor):
                                f"floating point, got {value.dtype}; call "
                                f"requires_grad_(False) first")
         # NOTE: this is PyTorch's set_data: the same leaf object, new memory. The leaf's
-        # gradient accumulator caches the shape and Type it expects, so refresh that too.
+        # gradient accumulator caches the shape, Type and device it expects, so refresh that too.
         self._data, self._type = value._data, value._type
         acc = getattr(self, "_grad_acc", None)
         if acc is not None:
-            acc._out_meta = ((value._data.shape, value._type),)
+            from ..autograd.function import input_metadata
+            acc._out_meta = (input_metadata(self),)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + Tensor.__repr__(self)

@@ -407,3 +407,27 @@ def test_next_functions_lead_to_accumulate_grad_of_leaves():
     assert isinstance(nx, E.autograd.AccumulateGrad) and nx.variable is x and ix == 0
     assert isinstance(nw, E.autograd.AccumulateGrad) and nw.variable is w and iw == 0
 
+
+
+# --- devices ---------------------------------------------------------------------------------
+# (the multi-device behaviour, on two fake GPUs: tests/plugins/cuda/test_devices_end_to_end.py)
+
+def test_single_device_backend_does_no_device_work(monkeypatch):
+    """The cpu hot path: no device index is recorded or compared and no guard entered,
+    also where a gradient is converted (float32 -> float64) or a tensor hook runs."""
+    from ember.autograd.function import input_metadata
+    from ember.backends import registry
+
+    def boom(*args):
+        raise AssertionError("device work on a single-device backend")
+    cpu = registry.get_backend("cpu")
+    x = leaf(X)
+    y = x.float()
+    y.retain_grad()
+    assert len(input_metadata(x)) == 2 and len(y.grad_fn._out_meta[0]) == 2
+    monkeypatch.setattr(cpu, "device_of", boom)
+    monkeypatch.setattr(cpu, "on_device", boom)
+    (y.exp() * y).sum().backward()
+    y32 = X.astype(np.float32)
+    assert_close(x.grad, np.exp(y32) * (1 + y32), rtol=1e-6, atol=1e-6)
+    assert y.grad.dtype is E.float32

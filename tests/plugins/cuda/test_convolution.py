@@ -29,8 +29,11 @@ from ember.backends.convolution import ConvParams, Decline, make_params
 from ember.backends.im2col import Im2colConvolution
 from ember.types import from_numpy_dtype
 from ember_cuda.cudnn import graphs, layout
-from ember_cuda.cudnn.algorithm import CudnnConvolution
 
+# TF32 off (the default is on, as in PyTorch): the note filters below are float32's;
+# test_allow_tf32_switch_keeps_tensor_core_engines turns it on. ``fe`` and ``algo`` (on the
+# fakes below) are in conftest.py.
+pytestmark = pytest.mark.usefixtures("clean_switches")
 REFERENCE = Im2colConvolution(np, "cpu")
 
 
@@ -252,28 +255,6 @@ class FakeRuntime:
         for _ in range(repeat):
             run()
         return self.timings.get(self.fe.last_index, 1.0)
-
-
-@pytest.fixture(autouse=True)
-def clean_switches():
-    # TF32 off (the default is on, as in PyTorch): the note filters below are float32's;
-    # test_allow_tf32_switch_keeps_tensor_core_engines turns it on
-    saved = cudnn_switches.set_flags(_allow_tf32=False)
-    yield
-    cudnn_switches.set_flags(*saved)
-
-
-@pytest.fixture
-def fe():
-    rt = FakeRuntime()
-    fe = make_fake_frontend(rt)
-    rt.fe = fe
-    return fe
-
-
-@pytest.fixture
-def algo(fe):
-    return CudnnConvolution(fe, np, Im2colConvolution(np, "cuda"), runtime=fe.runtime)
 
 
 # ---- helpers --------------------------------------------------------------------------------

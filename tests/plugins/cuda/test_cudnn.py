@@ -34,7 +34,9 @@ import ember.nn.functional as F
 from ember.backends.convolution import ConvParams, make_params
 from ember.backends.im2col import Im2colConvolution
 
-pytestmark = pytest.mark.cuda
+# TF32 off (clean_switches, conftest.py): the float32 tolerance below is for float32
+# arithmetic; test_convolution.py checks the switch itself
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("clean_switches")]
 cupy = pytest.importorskip("cupy", reason="needs CuPy (pip install 'ember-cuda[cuda13]')")
 
 REFERENCE = Im2colConvolution(np, "cpu")
@@ -54,15 +56,6 @@ def algo(backend):
     if not cudnn_switches.is_available():
         pytest.skip(f"cuDNN is not available: {unavailable_reason()}")
     return next(a for a in conv_mod.algorithms("cuda") if a.name == "cudnn")
-
-
-@pytest.fixture(autouse=True)
-def clean_switches():
-    # TF32 off: the float32 tolerance below is for float32 arithmetic (TF32 rounds inputs
-    # to a 10-bit mantissa, ~1e-3); test_convolution.py checks the switch itself
-    saved = cudnn_switches.set_flags(_allow_tf32=False)
-    yield
-    cudnn_switches.set_flags(*saved)
 
 
 # ---- helpers ------------------------------------------------------------------------------

@@ -18,32 +18,11 @@ import pytest
 
 import ember.backends.convolution as conv_mod
 import ember.backends.cudnn as cudnn_switches
-from ember.backends.im2col import Im2colConvolution
 from ember.plugins import manager
-from ember_cuda.cudnn.algorithm import CudnnConvolution
 
-from .test_convolution import (REFERENCE, FakeRuntime, channels_last, check, conv_params,
-                               data, make_fake_frontend)
+from .test_convolution import REFERENCE, channels_last, check, conv_params, data
 
-
-@pytest.fixture(autouse=True)
-def clean_switches():
-    saved = cudnn_switches.set_flags(_allow_tf32=False)  # as test_convolution.py runs
-    yield
-    cudnn_switches.set_flags(*saved)
-
-
-@pytest.fixture
-def fe():
-    rt = FakeRuntime()
-    fe = make_fake_frontend(rt)
-    rt.fe = fe
-    return fe
-
-
-@pytest.fixture
-def algo(fe):
-    return CudnnConvolution(fe, np, Im2colConvolution(np, "cuda"), runtime=fe.runtime)
+pytestmark = pytest.mark.usefixtures("clean_switches")  # as test_convolution.py runs
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Device indices through ember's API: factories on ``cuda:1``, ``ember.tensor`` of a CuPy
-array, and ``copy_`` between cpu and cuda.
+array, ``copy_`` between cpu and cuda, and backward across devices.
 
 Device-free (CI): the real ``make_backend`` on ``_fake_cupy.fake_cupy_gpus`` (two fake
 devices whose arrays know where they were made), registered as the ``cuda`` backend for
@@ -7,7 +7,8 @@ the test. Values are compared with numpy. On a GPU (marked ``cuda``) the same on
 CuPy, the two-device checks only with two GPUs.
 
 Reference: PyTorch's factories (``device=`` under a ``DeviceGuard``), ``torch.tensor`` /
-``torch.as_tensor`` of a CuPy array (``__cuda_array_interface__``), ``Tensor.copy_``.
+``torch.as_tensor`` of a CuPy array (``__cuda_array_interface__``), ``Tensor.copy_``, the
+autograd engine (``validate_outputs``, a node run under its device's guard).
 """
 from __future__ import annotations
 
@@ -167,6 +168,61 @@ def test_other_ops_still_refuse_mixed_devices(gpus):
         with pytest.raises(DeviceMismatchError, match=r"cuda:1|cpu"):
             f()
     assert b.tolist() == [1.0, 1.0, 1.0]
+
+
+# ==== 4. autograd across devices ===============================================================
+# A gradient lands on the exact device of the tensor it is for, and each node's backward runs
+# with its gradients' device current (PyTorch's engine: validate_outputs moves a gradient to
+# InputMetadata's device; a node runs on its device's thread, under a DeviceGuard).
+
+class OnesOnCurrentDevice(E.autograd.Function):
+    """``x * 2`` whose backward allocates with ``device="cuda"``: the current device."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        two = E.ones(tuple(grad.shape), dtype=grad.dtype, device="cuda") * 2
+        return grad * two + E.zeros(tuple(grad.shape), dtype=grad.dtype, device="cuda")
+
+
+@pytest.mark.parametrize("to", ["cuda:0", "cpu"])
+def test_gradient_returns_to_the_device_of_its_tensor(gpus, to):
+    x = E.tensor([1.0, -2.0], dtype=E.float64, device="cuda:1", requires_grad=True)
+    y = x.to(to, dtype=E.float32)
+    (y * y).sum().backward()   # _to_copy passes the gradient through: the engine moves it
+    assert x.grad.device == E.Device("cuda:1") and x.grad._data.device_id == 1
+    assert x.grad.dtype is E.float64 and x.grad.tolist() == [2.0, -4.0]
+    assert gpus.current == 0
+
+
+def test_interior_gradient_is_moved_before_its_node_runs(gpus):
+    x = E.tensor([1.0, 2.0, 3.0], device="cuda:1", requires_grad=True)
+    w = E.tensor([4.0, 5.0, 6.0], device="cuda:1", requires_grad=True)
+    (x * w).to("cuda:0").sum().backward()   # MulBackward multiplies by w on cuda:1
+    assert x.grad.device == w.grad.device == E.Device("cuda:1")
+    assert x.grad.tolist() == [4.0, 5.0, 6.0] and w.grad.tolist() == [1.0, 2.0, 3.0]
+    (g,) = E.autograd.grad((x * w).cpu().sum(), [x])
+    assert g.device == E.Device("cuda:1") and g.tolist() == [4.0, 5.0, 6.0]
+
+
+def test_backward_allocations_land_on_the_gradients_device(gpus):
+    x = E.tensor([1.0, -2.0], device="cuda:1", requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(E.ones(2, device="cuda").device) or g)
+    (OnesOnCurrentDevice.apply(x) * x).sum().backward()
+    assert x.grad.device == E.Device("cuda:1") and x.grad.tolist() == [4.0, -8.0]
+    assert seen == [E.Device("cuda:1")]      # tensor hooks run under the guard too
+    assert gpus.current == 0                 # and it is restored after each node
+
+
+def test_parameter_with_new_data_keeps_its_gradient_device(gpus):
+    p = E.nn.Parameter(E.zeros(2, device="cuda:1"))
+    p.data = E.tensor([3.0, 4.0], device="cuda:1")
+    (p.to("cuda:0") * 2).sum().backward()
+    assert p.grad.device == E.Device("cuda:1") and p.grad.tolist() == [2.0, 2.0]
 
 
 # ==== on a GPU ==================================================================================
