@@ -30,7 +30,7 @@ Reference: PyTorch's ``graph_executor.cpp`` (``DifferentiableGraphOp``,
 """
 from __future__ import annotations
 
-from ember.autograd.function import Node, SavedVariable, gradient_edge, unpack
+from ember.autograd.function import Node, SavedVariable, gradient_edge, input_metadata, unpack
 from ember.autograd.grad_mode import STATE, no_grad
 from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE,
                                 REDUCE_META, TENSOR_META, Gradient)
@@ -431,7 +431,8 @@ def _hook(t, node, meta: list, seen: set):
     t.grad_fn, t.output_nr, t._requires_grad = node, len(meta), True
     if t._base is not None:
         t._view_version = t._vc.value
-    meta.append((t._data.shape, t._type))
+    typ = t._type  # input_metadata, inlined: an index only on multi-device backends
+    meta.append((t._data.shape, typ) if typ.backend.device_count == 1 else input_metadata(t))
     return t
 
 

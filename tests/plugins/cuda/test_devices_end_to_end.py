@@ -262,3 +262,19 @@ def test_gpu_factories_on_device_1(cupy, name):
     with cupy.cuda.Device(1):
         a = cupy.ones(3)
     assert E.tensor(a).device == E.Device("cuda:1")
+
+
+def test_traced_graph_output_gradient_returns_to_its_device(gpus):
+    # a DifferentiableGraph's outputs record their device index as eager outputs do: a
+    # gradient arriving from cuda:0 goes back to cuda:1 before the graph's backward runs
+    def fn(a, b):
+        return (a * b).exp()
+    x = E.tensor([0.5, -1.0], dtype=E.float64, device="cuda:1", requires_grad=True)
+    w = E.tensor([2.0, 3.0], dtype=E.float64, device="cuda:1", requires_grad=True)
+    traced = E.jit.trace(fn, (x, w))
+    for _ in range(2):
+        x.grad = w.grad = None
+        traced(x, w).to("cuda:0").sum().backward()
+        assert x.grad.device == w.grad.device == E.Device("cuda:1")
+        want = (fn(x.detach(), w.detach()) * w.detach()).tolist()
+        assert x.grad.tolist() == pytest.approx(want)
