@@ -272,7 +272,11 @@ class Tensor:
             arr = target.from_numpy(here.to_numpy(arr), idx)
         elif moves:            # the backend's from_numpy copies its own arrays across
             arr = target.from_numpy(arr, idx)
-        arr = arr.astype(st.numpy, copy=(copy or target is here) and not moves)
+        if target.device_count == 1:
+            arr = arr.astype(st.numpy, copy=(copy or target is here) and not moves)
+        else:  # CuPy's astype allocates on the current device: cast where arr lives
+            with target.on_device_of(arr):
+                arr = arr.astype(st.numpy, copy=(copy or target is here) and not moves)
         out = _d.wrap(arr, target)
         if self.requires_grad:
             from .autograd import record_handwritten

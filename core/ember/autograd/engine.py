@@ -84,7 +84,7 @@ def _validate(g, node, nr: int, producer):
         if g._type is not typ:
             g = g.to(dtype=typ.scalar_type, device=typ.backend.name)
     elif g._type is not typ or typ.backend.device_of(g._data) != index:
-        with typ.backend.on_device(index):  # NOTE: Tensor.to casts on the current device
+        with typ.backend.on_device(index):
             g = g.to(dtype=typ.scalar_type, device=Device(typ.backend.name, index))
     return g
 

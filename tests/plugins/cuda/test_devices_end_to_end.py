@@ -278,3 +278,13 @@ def test_traced_graph_output_gradient_returns_to_its_device(gpus):
         assert x.grad.device == w.grad.device == E.Device("cuda:1")
         want = (fn(x.detach(), w.detach()) * w.detach()).tolist()
         assert x.grad.tolist() == pytest.approx(want)
+
+
+@pytest.mark.parametrize("convert", [lambda t: t.float(), lambda t: t.to(dtype=E.float16),
+                                     lambda t: t.to("cuda:1", dtype=E.float32, copy=True)])
+def test_dtype_conversion_stays_on_the_tensors_device(gpus, convert):
+    # CuPy's astype allocates on the current device (cuda:0 here): the cast runs on cuda:1
+    x = E.tensor([1.0, 2.0], dtype=E.float64, device="cuda:1")
+    y = convert(x)
+    assert y.device == E.Device("cuda:1") and y._data.device_id == 1
+    assert y.tolist() == [1.0, 2.0] and gpus.current == 0
