@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 
 import ember as E
+from ember.jit.fuser import Fuser
+from ember.jit.interpreter import run_graph
 
 FLOAT_DTYPES = [E.float32, E.float64]
 LOW_FLOAT_DTYPES = [E.float16, E.bfloat16]
@@ -102,3 +104,22 @@ def assert_same(got, ref, rtol=1e-10, atol=1e-12):
 def kinds(graph) -> list:
     """The kinds of every node of ``graph``, nested blocks included, in order."""
     return [n.kind for n in graph.all_nodes()]
+
+
+class ReferenceFuser(Fuser):
+    """A test fuser for "cpu" that "compiles" a FusionGroup's subgraph into a closure
+    interpreting it (results equal unfused), so FuseGraph's grouping can be checked on CPU
+    without Triton. ``refuse``: node kinds it will not fuse; ``compiled``: the subgraphs
+    it was given."""
+
+    name, device_type = "reference", "cpu"
+
+    def __init__(self, refuse=()):
+        self.refuse, self.compiled = set(refuse), []
+
+    def can_fuse_node(self, node):
+        return node.kind not in self.refuse and super().can_fuse_node(node)
+
+    def compile(self, subgraph):
+        self.compiled.append(subgraph)
+        return lambda *inputs: run_graph(subgraph, inputs)

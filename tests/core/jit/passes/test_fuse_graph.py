@@ -9,37 +9,12 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.fuser import Fuser, fusion_fallbacks, using_fuser
+from ember.jit.fuser import fusion_fallbacks, using_fuser
 from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.fuse_graph import fuse_graph
-from helpers import literal_blocks
-
-
-class ReferenceFuser(Fuser):
-    """Compiles a subgraph to a closure that interprets it (results equal unfused)."""
-
-    name, device_type = "reference", "cpu"
-
-    def __init__(self, refuse=()):
-        self.refuse, self.compiled = set(refuse), []
-
-    def can_fuse_node(self, node):
-        return node.kind not in self.refuse and super().can_fuse_node(node)
-
-    def compile(self, subgraph):
-        self.compiled.append(subgraph)
-        return lambda *inputs: run_graph(subgraph, inputs)
-
-
-@pytest.fixture
-def fuser(monkeypatch):
-    # only this fuser: a plugin's (the Triton fuser registers for cuda) would group the
-    # cuda graphs these tests expect left alone
-    monkeypatch.setattr("ember.jit.fuser._plugin_fusers", dict)
-    with using_fuser("cpu", ReferenceFuser()) as f:
-        yield f
+from helpers import ReferenceFuser, literal_blocks
 
 
 def tensors(graph, seed=0):

@@ -12,24 +12,9 @@ import pytest
 import ember as E
 from ember.errors import ShapeError
 from ember.jit.differentiable_graph import TensorMeta, broadcast_meta, cat_meta, tensor_meta
-from ember.jit.fuser import Fuser, using_fuser
 from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes.fuse_graph import fuse_graph
-
-
-class ReferenceFuser(Fuser):
-    name, device_type = "reference", "cpu"
-
-    def compile(self, subgraph):
-        return lambda *inputs: run_graph(subgraph, inputs)
-
-
-@pytest.fixture
-def fuser(monkeypatch):
-    monkeypatch.setattr("ember.jit.fuser._plugin_fusers", dict)
-    with using_fuser("cpu", ReferenceFuser()) as f:
-        yield f
 
 
 def tensors(graph, seed=0):
