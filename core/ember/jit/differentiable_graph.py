@@ -155,25 +155,35 @@ def broadcast_meta(tensors, leaves, scalar_type) -> TensorMeta:
     ``1, chunks, dim, j, m, k_1..k_m`` for piece ``j`` of ``chunk(chunks, dim)`` of the
     broadcast of ``tensors[k_1..k_m]``), its dtype ``scalar_type``, its device that of
     ``tensors[0]``. Raises ShapeError when the shapes do not broadcast."""
-    shapes, i = [], 0
+    shape = _leaves_shape(tuple(t._data.shape for t in tensors), leaves)
+    return _meta_like(tensors[0], shape, scalar_type)
+
+
+def _meta_like(first, shape: tuple, scalar_type) -> TensorMeta:
+    backend = first._type.backend
+    meta = TensorMeta.__new__(TensorMeta)
+    meta._shape, meta.items = shape, None
+    meta._type = backend.type(scalar_type)
+    meta._dev = backend.device_of(first._data)
+    return meta
+
+
+def _leaves_shape(shapes: tuple, leaves) -> tuple:
+    """The broadcast of the leaf shapes ``leaves`` names in the input ``shapes``."""
+    out, i = [], 0
     while i < len(leaves):
         if leaves[i] == 0:
-            shapes.append(tensors[leaves[i + 1]]._data.shape)
+            out.append(shapes[leaves[i + 1]])
             i += 2
             continue
         chunks, dim, j, m = leaves[i + 1:i + 5]
-        shape = list(_broadcast([tensors[k]._data.shape for k in leaves[i + 5:i + 5 + m]]))
+        shape = list(_broadcast([shapes[k] for k in leaves[i + 5:i + 5 + m]]))
         dim %= len(shape)
         size = -(-shape[dim] // chunks)
         shape[dim] = max(0, min(size, shape[dim] - j * size))
-        shapes.append(tuple(shape))
+        out.append(tuple(shape))
         i += 5 + m
-    first = tensors[0]
-    meta = TensorMeta.__new__(TensorMeta)
-    meta._shape, meta.items = _broadcast(shapes), None
-    meta._type = first._type.backend.type(scalar_type)
-    meta._dev = first._type.backend.device_of(first._data)
-    return meta
+    return _broadcast(out)
 
 
 def _broadcast(shapes) -> tuple:
@@ -209,9 +219,16 @@ def reduce_meta(target, like):
 @register_prim_factory("prim::BroadcastMeta")
 def _broadcast_meta(node):
     leaves, scalar_type = tuple(node.attr("leaves")), node.attr("dtype")
+    shapes_seen: dict = {}  # input shapes -> the meta's shape: a steady loop computes none
 
     def run(*args):
-        return [broadcast_meta(args, leaves, scalar_type)]
+        key = tuple(t._data.shape for t in args)
+        shape = shapes_seen.get(key)
+        if shape is None:
+            if len(shapes_seen) >= 64:
+                shapes_seen.clear()
+            shape = shapes_seen[key] = _leaves_shape(key, leaves)
+        return [_meta_like(args[0], shape, scalar_type)]
     return run
 
 
