@@ -102,13 +102,16 @@ from ember.jit.ir_types import AnyType, JitType, ListType, TensorType, TupleType
 from ember.jit.kinds import prim
 
 __all__ = ["Gradient", "differentiate", "is_differentiable", "AUTOGRAD_FORMULA",
-           "TENSOR_META", "AUTOGRAD_ADD_LIST", "REDUCE_META", "GRAD_SUM_TO_SIZE", "META_KINDS"]
+           "TENSOR_META", "AUTOGRAD_ADD_LIST", "REDUCE_META", "GRAD_SUM_TO_SIZE", "BROADCAST_META",
+           "META_KINDS"]
 
 AUTOGRAD_FORMULA = "prim::AutogradFormula"
 TENSOR_META = "prim::TensorMeta"
 AUTOGRAD_ADD_LIST = "prim::AutogradAddList"
 REDUCE_META = "prim::ReduceMeta"
 GRAD_SUM_TO_SIZE = "prim::GradSumToSize"
+#: FuseGraph's meta of a value a group does not store (:mod:`ember.jit.passes.fusion_metas`).
+BROADCAST_META = "prim::BroadcastMeta"
 #: The nodes of ``f`` that read only the metadata of tensors (never their elements).
 META_KINDS = frozenset({TENSOR_META, REDUCE_META})
 

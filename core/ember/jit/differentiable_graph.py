@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from ember.autograd.function import Node, SavedVariable, gradient_edge, input_metadata, unpack
 from ember.autograd.grad_mode import STATE, no_grad
-from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE,
-                                REDUCE_META, TENSOR_META, Gradient)
+from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, BROADCAST_META,
+                                GRAD_SUM_TO_SIZE, REDUCE_META, TENSOR_META, Gradient)
 from ember.jit.interpreter import register_prim, register_prim_factory, run_graph
 from ember.jit.kinds import prim
 from ember.tensor import Tensor
@@ -216,7 +216,7 @@ def reduce_meta(target, like):
     return target if target.__class__ is TensorMeta else TensorMeta(target)
 
 
-@register_prim_factory("prim::BroadcastMeta")
+@register_prim_factory(BROADCAST_META)
 def _broadcast_meta(node):
     leaves, scalar_type = tuple(node.attr("leaves")), node.attr("dtype")
     shapes_seen: dict = {}  # input shapes -> the meta's shape: a steady loop computes none

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.autodiff import REDUCE_META, TENSOR_META
+from ember.jit.autodiff import BROADCAST_META, REDUCE_META, TENSOR_META
 from ember.jit.fuser import BROADCASTING_CHUNK, FUSIBLE_KINDS
 from ember.jit.ir import Block, Node, Value, prim
 from ember.jit.ir_types import AnyType, ListType, TensorType
@@ -40,7 +40,6 @@ from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 
 __all__ = ["BROADCAST_META", "sink_metas", "metas_from_group_inputs", "earliest"]
 
-BROADCAST_META = "prim::BroadcastMeta"
 # ops whose result is not the broadcast of their tensor operands
 _NOT_BROADCASTING = frozenset({"ember::type_as", "ember::masked_fill", "ember::split",
                                "ember::split.sizes"})
