@@ -34,6 +34,7 @@ from ember.autograd.function import Node, SavedVariable, gradient_edge, input_me
 from ember.autograd.grad_mode import STATE, no_grad
 from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, BROADCAST_META,
                                 GRAD_SUM_TO_SIZE, REDUCE_META, TENSOR_META, Gradient)
+from ember.jit.fuser import broadcast_shapes
 from ember.jit.interpreter import register_prim, register_prim_factory, run_graph
 from ember.jit.kinds import prim
 from ember.tensor import Tensor
@@ -177,26 +178,14 @@ def _leaves_shape(shapes: tuple, leaves) -> tuple:
             i += 2
             continue
         chunks, dim, j, m = leaves[i + 1:i + 5]
-        shape = list(_broadcast([shapes[k] for k in leaves[i + 5:i + 5 + m]]))
+        shape = list(broadcast_shapes([shapes[k] for k in leaves[i + 5:i + 5 + m]],
+                                      BROADCAST_META))
         dim %= len(shape)
         size = -(-shape[dim] // chunks)
         shape[dim] = max(0, min(size, shape[dim] - j * size))
         out.append(tuple(shape))
         i += 5 + m
-    return _broadcast(out)
-
-
-def _broadcast(shapes) -> tuple:
-    first = shapes[0]
-    if all(s == first for s in shapes):
-        return tuple(first)
-    import numpy as np
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        from ember.errors import ShapeError
-        raise ShapeError(f"prim::BroadcastMeta: shapes {[list(s) for s in shapes]} do not "
-                         f"broadcast; the fused group's inputs changed shape pattern") from None
+    return broadcast_shapes(out, BROADCAST_META)
 
 
 def _shape_and_type(x) -> tuple:

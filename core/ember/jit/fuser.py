@@ -37,7 +37,7 @@ __all__ = ["Fuser", "FusionDeclined", "FusionFallback", "FusionGroupOp", "FUSIBL
            "CHUNK_KINDS", "register_fuser", "unregister_fuser", "using_fuser", "get_fuser",
            "registered_fusers", "can_fuse_node", "group_device", "fusion_fallbacks",
            "clear_fusion_fallbacks", "record_fallback", "BROADCASTING_CHUNK",
-           "broadcasting_chunk"]
+           "broadcasting_chunk", "broadcast_shapes"]
 
 logger = logging.getLogger("ember.jit.fuser")
 
@@ -71,6 +71,22 @@ CHUNK_KINDS = frozenset({"ember::chunk", "ember::split", "ember::split.sizes",
 FUSIBLE_KINDS = frozenset({f"ember::{name}" for name in _POINTWISE}) | CHUNK_KINDS
 
 
+def broadcast_shapes(shapes, who: str) -> tuple:
+    """The common shape ``shapes`` (tuples of ints) broadcast to, numpy's rule; the first
+    one at once when all are equal (the steady case, no numpy call). Raises ShapeError
+    naming ``who`` (the prim that asked) when they do not broadcast."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        from ember.errors import ShapeError
+        raise ShapeError(f"{who}: shapes do not broadcast: {[list(s) for s in shapes]}. "
+                         f"Each dimension, aligned from the right, must be equal or 1; "
+                         f"reshape or unsqueeze an operand") from None
+
+
 def broadcasting_chunk(tensors, chunks: int, dim: int, pieces: int) -> list:
     """What ``prim::BroadcastingChunk`` computes: each of ``tensors`` (m Tensors whose
     shapes broadcast to a common ``S``) expanded to ``S`` and cut by ``chunk(chunks, dim)``
@@ -81,13 +97,7 @@ def broadcasting_chunk(tensors, chunks: int, dim: int, pieces: int) -> list:
     Reference: PyTorch's ``prim::BroadcastingChunk`` (``graph_fuser.cpp``).
     """
     from ember.errors import ShapeError
-    shapes = [tuple(t.shape) for t in tensors]
-    try:
-        common = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ShapeError(f"BroadcastingChunk: shapes do not broadcast: {list(shapes)}. "
-                         f"Each dimension, aligned from the right, must be equal or 1; "
-                         f"reshape or unsqueeze an operand") from None
+    common = broadcast_shapes([tuple(t.shape) for t in tensors], "BroadcastingChunk")
     out = []
     for t in tensors:
         cut = t.expand(*common).chunk(chunks, dim)

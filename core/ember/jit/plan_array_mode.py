@@ -51,10 +51,12 @@ class Unsupported(Exception):
 
 
 def is_tensor(v) -> bool:
+    """Whether graph value ``v`` is typed ``Tensor`` (it may take an array form)."""
     return isinstance(v.type, TensorType)
 
 
 def is_tensor_list(v) -> bool:
+    """Whether graph value ``v`` is typed ``Tensor[]``."""
     return isinstance(v.type, ListType) and isinstance(v.type.elem, TensorType)
 
 
