@@ -222,7 +222,8 @@ class _Builder:
     def backward_of(self, n: Node) -> None:
         if n.kind in SEQUENCE_INVERSE:
             return self.backward_of_sequence(n)
-        d = derivative_of(n.kind)
+        kind = _formulas_kind(n)
+        d = derivative_of(kind)
         if d is None or d.not_differentiable:
             return  # constants and non-differentiable ops: no gradient flows through
         from ember.autograd.codegen import backward_function
@@ -258,7 +259,7 @@ class _Builder:
             o, attr = bf.sources[bf.params.index(p)]
             params.append(p)
             param_inputs.append(feed(owner(o)) if attr is None else meta(owner(o)))
-        exact = _keeps_shape_and_dtype(d)
+        exact = _keeps_shape_and_dtype(d) or _exact_matrix_product(n, d)
         targets = [n.inputs[pos[a]] for a, m in zip(bf.tensor_args, mask) if m]
         if len(n.outputs) == 1 and self.symbolic_backward(n, d, mask, bf, exact):
             return
@@ -267,7 +268,7 @@ class _Builder:
         node, block = self.grad_of(n, ins[:len(n.outputs)])
         formula = self.emit(AUTOGRAD_FORMULA, ins, *[_formula_type(t.type) for t in targets],
                             block=block)
-        formula.set_attr("op", n.kind).set_attr("mask", mask)
+        formula.set_attr("op", kind).set_attr("mask", mask)
         formula.set_attr("num_grads", len(n.outputs)).set_attr("params", params)
         formula.set_attr("param_inputs", param_inputs).set_attr("reduce", reduce)
         for t, g in zip(targets, formula.outputs):
@@ -428,6 +429,32 @@ def _keeps_shape_and_dtype(d) -> bool:
     tensors = [a for a in args if a.type.base == "Tensor"]
     return len(tensors) == 1 and not tensors[0].type.is_list and \
         not any(a.type.base == "ScalarType" for a in args) and d.name != "_to_copy"
+
+
+def _formulas_kind(n: Node) -> str:
+    """The op whose ``derivatives.yaml`` formulas differentiate ``n``: its own, but mm's for
+    a ``matmul`` of two matrices. matmul's formulas serve every rank through helpers, which
+    stay opaque; mm's (``grad.mm(mat2.t())``) compile to ops. The forward keeps matmul, and
+    with it matmul's errors; the arguments line up by position."""
+    if n.kind == "ember::matmul" and all(isinstance(v.type, TensorType) and v.type.rank == 2
+                                         for v in n.inputs):
+        return "ember::mm"
+    return n.kind
+
+
+# Products whose formulas (``grad.mm(mat2.t())``, ...) give each input's gradient at that
+# input's exact shape: nothing broadcasts, so only a promotion between two input dtypes
+# could leave a gradient to cast back
+_NO_BROADCAST = frozenset({"mm", "bmm"})
+
+
+def _exact_matrix_product(n: Node, d) -> bool:
+    """Whether ``n`` is an ``mm``/``bmm`` whose tensor inputs have one known dtype: then
+    its gradients need no ``GradSumToSize`` (PyTorch's symbolic_script has none for mm)."""
+    if d.name not in _NO_BROADCAST:
+        return False
+    dtypes = {v.type.dtype if isinstance(v.type, TensorType) else None for v in n.inputs}
+    return len(dtypes) == 1 and None not in dtypes
 
 
 def _inside(node: Node, block) -> bool:

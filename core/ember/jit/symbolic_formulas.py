@@ -3,9 +3,9 @@ ops, so backward graphs of pointwise code can be optimized and fused like forwar
 
 ``derivatives.yaml`` states each backward formula once, as a Python expression; eager
 autograd and ``prim::AutogradFormula`` run it through a generated function, which is
-opaque to the JIT. For the pointwise ops, this module compiles the same expression into
-IR instead (PyTorch wrote its fusible gradients a second time, in TorchScript, in
-``symbolic_script.cpp``; ember reads the one source). ``tanh``'s ``grad * (1 - result *
+opaque to the JIT. For the pointwise and matrix ops, this module compiles the same
+expression into IR instead (PyTorch wrote these gradients a second time, in TorchScript,
+in ``symbolic_script.cpp``; ember reads the one source). ``tanh``'s ``grad * (1 - result *
 result)``, with ``%g`` the incoming gradient and ``%r`` the forward result, becomes::
 
     %one : int = prim::Constant[value=1]()
@@ -23,9 +23,10 @@ compiles:
   operations on numbers alone are folded (one that raises, ``2 / 0``, does not compile);
 - ``a if test else b`` whose test is known at compile time (``rounding_mode is None``);
 - ``maybe_multiply(g, s)`` for a constant ``s``, and calls and methods of pointwise ops
-  (``where(c, g, 0.0)``, ``self.cos()``, ``result.pow(3)``), keyword arguments and schema
-  defaults included, where the formula's name is the ember function (or Tensor method)
-  of that op.
+  (``where(c, g, 0.0)``, ``self.cos()``, ``result.pow(3)``) and of the matrix ops
+  ``MATRIX_KINDS`` (``grad.mm(mat2.t())``, ``grad.transpose(dim0, dim1)``), keyword
+  arguments and schema defaults included, where the formula's name is the ember function
+  (or Tensor method) of that op.
 
 Anything else (attribute reads such as ``self.shape``, helpers such as ``sum_to``,
 reductions) raises :class:`NotSymbolic` before any node is made; the caller keeps the
@@ -46,7 +47,12 @@ from ember.jit.ir import Block, Value
 from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
 
-__all__ = ["NotSymbolic", "compile_formula", "parse_formula"]
+__all__ = ["MATRIX_KINDS", "NotSymbolic", "compile_formula", "parse_formula"]
+
+# Ops besides the pointwise ones that formulas may call: the matrix products and the
+# transposes their formulas read (mm's ``grad.mm(mat2.t())``), so the backward of a
+# linear layer is ops too (PyTorch's symbolic_script writes mm's and t's gradients)
+MATRIX_KINDS = frozenset({"ember::mm", "ember::bmm", "ember::t", "ember::transpose"})
 
 
 class NotSymbolic(Exception):
@@ -206,7 +212,7 @@ class _Lowering:
             from ember.tensor import Tensor
             if not callable(getattr(Tensor, e.func.attr, None)):
                 raise NotSymbolic(f"Tensor has no method {e.func.attr!r} ({ast.unparse(e)!r})")
-            return _pointwise_call(e.func.attr, [receiver] + args, kwargs, e)
+            return _op_call(e.func.attr, [receiver] + args, kwargs, e)
         if not isinstance(e.func, ast.Name):
             raise NotSymbolic(f"the call {ast.unparse(e)!r}")
         name = e.func.id
@@ -219,7 +225,7 @@ class _Lowering:
         from ember.autograd.codegen import namespace
         if namespace().get(name) is not getattr(ember, name, None):
             raise NotSymbolic(f"{name!r} is a formula helper, not an ember op")
-        return _pointwise_call(name, args, kwargs, e)
+        return _op_call(name, args, kwargs, e)
 
 
 def _num(value, e: ast.expr) -> _Num:
@@ -238,14 +244,14 @@ def _fold(fn, args: tuple, e: ast.expr) -> _Num:
         raise NotSymbolic(f"{ast.unparse(e)!r} raises {type(err).__name__}: {err}") from None
 
 
-def _pointwise_call(name: str, args: list, kwargs: dict, e: ast.Call) -> _Op:
+def _op_call(name: str, args: list, kwargs: dict, e: ast.Call) -> _Op:
     """``ember::<name>`` on ``args`` and ``kwargs`` in schema order, defaults filled in;
-    only for the pointwise ops a fuser may fuse."""
+    only for the pointwise ops a fuser may fuse and ``MATRIX_KINDS``."""
     from ember.jit.fuser import FUSIBLE_KINDS
     from ember.jit.op_registry import is_op_kind, op_info
     kind = f"ember::{name}"
-    if kind not in FUSIBLE_KINDS or not is_op_kind(kind):
-        raise NotSymbolic(f"{name!r} is not a pointwise op ({ast.unparse(e)!r})")
+    if kind not in FUSIBLE_KINDS and kind not in MATRIX_KINDS or not is_op_kind(kind):
+        raise NotSymbolic(f"{name!r} is not a pointwise or matrix op ({ast.unparse(e)!r})")
     schema = op_info(kind).schema
     params = schema.arguments
     if len(args) > len(params) or any(k not in {p.name for p in params} for k in kwargs):

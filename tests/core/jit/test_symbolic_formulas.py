@@ -74,6 +74,8 @@ COMPILES = [
     "grad * gelu(self)",                                   # a str default (approximate)
     "grad * self.nan_to_num()",                            # None and float defaults
     "grad / (2 * result)",                                 # sqrt
+    "grad.mm(other.t())",                                  # mm: matrix ops compile too
+    "self.t().mm(grad).transpose(0, 1)",
 ]
 
 

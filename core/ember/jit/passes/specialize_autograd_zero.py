@@ -52,7 +52,11 @@ None); *unknown* otherwise (the outputs of ``prim::If``, ``prim::GradOf``, ...).
   nonzero when one of its items is).
 - ``prim::AutogradFormula`` whose incoming gradients are all defined -> each output whose
   type has a floating dtype is defined: the formulas of ``derivatives.yaml`` return
-  tensors, and only a non-floating input gets None.
+  tensors, and only a non-floating input gets None. The formula of ``chunk``/``split``
+  (``unbind``) on a ``prim::ListConstruct`` of defined pieces' gradients is
+  ``cat(pieces, dim)`` (``stack``): it becomes that op, which later passes see (the
+  formula itself fills the undefined pieces with zeros first; PyTorch's symbolic_script
+  writes chunk's gradient as ``cat`` alone).
 - ``prim::GradOf``: all inputs zero -> its outputs are ``prim::AutogradZero`` (one per
   gradient type, :func:`~ember.jit.autograd_prims.zero_type`) and the node goes; some
   input defined -> its block always runs, so it is inlined in place.
@@ -72,6 +76,12 @@ from ember.jit.ir import Block, Graph, Node, NoneType, TensorType, Value, prim
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 
 __all__ = ["specialize_autograd_zero"]
+
+
+# ops whose formula (split_backward, unbind_backward) joins the pieces' gradients along the
+# op's ``dim``, zeros standing in for undefined ones
+_JOIN_OF_PIECES = {"ember::chunk": "ember::cat", "ember::split": "ember::cat",
+                   "ember::split.sizes": "ember::cat", "ember::unbind": "ember::stack"}
 
 
 class _State(Enum):
@@ -145,6 +155,8 @@ class _Specializer:
             if any(self.of(v) is _State.DEFINED for v in n.inputs):
                 self.state[n.output()] = _State.DEFINED
         elif kind == AUTOGRAD_FORMULA:
+            if n.attr("op") in _JOIN_OF_PIECES and self.all_pieces_defined(n.input(0)):
+                return self.join_pieces(n)
             grads = n.inputs[:n.attr("num_grads")]
             if all(self.of(v) is _State.DEFINED for v in grads):
                 for o in n.outputs:
@@ -174,6 +186,22 @@ class _Specializer:
             n.output().replace_all_uses_with(add.output())
             return _destroy(n)
         return n.next
+
+    def all_pieces_defined(self, grads: Value) -> bool:
+        node = grads.node()
+        return node.kind == prim.ListConstruct and bool(node.inputs) and \
+            all(self.of(v) is _State.DEFINED for v in node.inputs)
+
+    def join_pieces(self, n: Node) -> Node:
+        """The split/unbind formula ``n`` as ``cat``/``stack`` of its list gradient."""
+        dim = n.inputs[n.attr("param_inputs")[list(n.attr("params")).index("dim")]]
+        with self.graph.insert_point_guard(n):
+            join = self.graph.insert_node(self.graph.create(
+                _JOIN_OF_PIECES[n.attr("op")], [n.input(0), dim]))
+        join.output().type = n.output().type
+        self.state[join.output()] = _State.DEFINED
+        n.output().replace_all_uses_with(join.output())
+        return _destroy(n)
 
     def any_nonzero(self, n: Node) -> Node:
         states = [self.of(v) for v in n.inputs]

@@ -176,3 +176,37 @@ def test_zero_grad_of_outputs_get_typed_zeros():
   %zl : Tensor[] = prim::AutogradZero()
   %z : Tensor = prim::AutogradZero()
   return (%zl, %z, %z)""", run=False)
+
+
+CHUNK_FORMULA = ('prim::AutogradFormula[mask=[True], num_grads=1, op="ember::chunk", '
+                 'param_inputs=[1, 2, 3, 3, 3], params=["dim", "result_shape", "self_device", '
+                 '"self_dtype", "self_shape"], reduce=[-1]]')
+
+
+def test_chunk_formula_of_defined_pieces_becomes_cat():
+    check(f"""graph(%a : {T}, %b : {T}, %rm : Any, %sm : Any):
+  %dim : int = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a, %b)
+  %g : Float = {CHUNK_FORMULA}(%l, %dim, %rm, %sm)
+  %n : Float = ember::neg(%g)
+  return (%n)""", f"""graph(%a : {T}, %b : {T}, %rm : Any, %sm : Any):
+  %dim : int = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a, %b)
+  %g : Float = ember::cat(%l, %dim)
+  %n : Float = ember::neg(%g)
+  return (%n)""", run=False)
+
+
+@pytest.mark.parametrize("piece", ["%z", "%u"])
+def test_chunk_formula_with_a_missing_or_unknown_piece_is_kept(piece):
+    # %z is undefined (the formula fills zeros), %u may be either: no cat
+    text = f"""graph(%a : {T}, %z : NoneType, %u : Tensor?, %rm : Any, %sm : Any):
+  %dim : int = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a, {piece})
+  %g : Float = {CHUNK_FORMULA}(%l, %dim, %rm, %sm)
+  return (%g)"""
+    g = parse_ir(text)
+    specialize_autograd_zero(g)
+    g.lint()
+    assert [n.kind for n in g.nodes() if n.kind != "prim::Constant"][-1] == \
+        "prim::AutogradFormula"
