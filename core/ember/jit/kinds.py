@@ -22,6 +22,7 @@ class prim:  # noqa: N801 - reads like PyTorch's ``prim::`` symbols: ``prim.Cons
     Loop = "prim::Loop"
     FusionGroup = "prim::FusionGroup"
     DifferentiableGraph = "prim::DifferentiableGraph"
+    MetaGroup = "prim::MetaGroup"
     PythonOp = "prim::PythonOp"
     TupleConstruct = "prim::TupleConstruct"
     TupleUnpack = "prim::TupleUnpack"

@@ -13,8 +13,9 @@ Checked, for the top-level block and every nested block:
 - every node created in the graph was inserted (no dangling nodes);
 - built-in kinds have their shape: ``prim::Constant`` (no inputs, one output, ``value``),
   ``prim::If`` (two blocks returning as many values as the node outputs), ``prim::Loop``
-  (see :class:`~ember.jit.node.Node`), ``prim::FusionGroup`` / ``prim::DifferentiableGraph``
-  (a ``Subgraph`` whose inputs match); subgraph attributes are linted too.
+  (see :class:`~ember.jit.node.Node`), ``prim::FusionGroup`` / ``prim::MetaGroup`` /
+  ``prim::DifferentiableGraph`` (a ``Subgraph`` whose inputs match); subgraph attributes
+  are linted too.
 
 Reference: PyTorch's ``Graph::lint`` (``torch/csrc/jit/ir/ir.cpp``) and torch.fx's
 ``Graph.lint``.
@@ -166,10 +167,10 @@ class _Linter:
                     lint(value)
                 except JitLintError as e:
                     self.fail(n, f"in subgraph attribute {name!r}: {e}")
-        if k in (prim.FusionGroup, prim.DifferentiableGraph):
+        if k in (prim.FusionGroup, prim.DifferentiableGraph, prim.MetaGroup):
             sub = n._attrs.get("Subgraph")
             if not isinstance(sub, Graph):
                 self.fail(n, f"{k} needs a Graph in attribute 'Subgraph'")
-            if len(sub.inputs) != ni or (k == prim.FusionGroup and len(sub.outputs) != no):
+            if len(sub.inputs) != ni or (k != prim.DifferentiableGraph and len(sub.outputs) != no):
                 self.fail(n, f"{k}: node inputs/outputs ({ni}/{no}) do not match its "
                              f"Subgraph's ({len(sub.inputs)}/{len(sub.outputs)})")

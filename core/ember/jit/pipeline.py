@@ -127,6 +127,8 @@ _BUILTINS = [
     ("nondiff", "decompose_ops", "decompose_ops", "decompose_ops", ""),
     ("nondiff", "batch_mm", "batch_mm", "batch_mm", ""),
     ("nondiff", "fuse_graph", "fuse_graph", "fuse_graph", "groups only for a device with a fuser"),
+    ("nondiff", "group_metas", "group_metas", "group_metas",
+     "the metas autodiff's forward keeps for its backward: one node, cached per shapes"),
     ("final", "eliminate_dead_code", "dead_code_elimination", "eliminate_dead_code", ""),
 ]
 

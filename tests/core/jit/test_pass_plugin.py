@@ -67,7 +67,8 @@ def test_plugin_pass_is_listed_and_runs(plugin):
     assert mine in names
     nondiff = [n for n in names if n[0] == "nondiff"]
     assert nondiff[0] == mine  # plugin passes open the nondiff stage, before decompose_ops
-    assert [n[1] for n in nondiff[1:]] == ["decompose_ops", "batch_mm", "fuse_graph"]
+    assert [n[1] for n in nondiff[1:]] == ["decompose_ops", "batch_mm", "fuse_graph",
+                                          "group_metas"]
 
     tf = ember.jit.trace(lambda x: x.sin() * 2, (E.randn(3),), check_trace=False)
     plugin.CALLS.clear()

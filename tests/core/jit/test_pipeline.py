@@ -56,7 +56,7 @@ def test_builtin_order():
         "check_inplace"]
     assert by_stage["autodiff"] == ["decompose_ops", "create_autodiff_subgraphs", "differentiate",
                                     "inline_autodiff_subgraphs"]
-    assert by_stage["nondiff"] == ["decompose_ops", "batch_mm", "fuse_graph"]
+    assert by_stage["nondiff"] == ["decompose_ops", "batch_mm", "fuse_graph", "group_metas"]
     assert by_stage["final"] == ["eliminate_dead_code"]
     assert {o for _, _, o in names} == {"builtin"}
 

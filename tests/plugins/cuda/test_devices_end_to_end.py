@@ -280,6 +280,24 @@ def test_traced_graph_output_gradient_returns_to_its_device(gpus):
         assert x.grad.tolist() == pytest.approx(want)
 
 
+def test_traced_graph_on_two_devices_keeps_their_metas_apart(gpus):
+    # the forward's metas (one cached MetaGroup) are keyed by device index too: the same
+    # shapes on cuda:1, then cuda:0, then cuda:1 again reduce each gradient on its device
+    def fn(a, b):
+        return (a * b + a).exp()
+    traced = None
+    for device in ("cuda:1", "cuda:0", "cuda:1"):
+        x = E.tensor([0.5, -1.0], dtype=E.float64, device=device, requires_grad=True)
+        w = E.tensor([[2.0, 3.0]], dtype=E.float64, device=device, requires_grad=True)
+        traced = traced or E.jit.trace(fn, (x, w))
+        traced(x, w).sum().backward()
+        assert x.grad.device == w.grad.device == E.Device(device)
+        assert x.grad._data.device_id == w.grad._data.device_id == int(device[-1])
+        assert list(w.grad.shape) == [1, 2]
+        want = (fn(x.detach(), w.detach()) * x.detach()).tolist()[0]
+        assert w.grad.tolist()[0] == pytest.approx(want)
+
+
 @pytest.mark.parametrize("convert", [lambda t: t.float(), lambda t: t.to(dtype=E.float16),
                                      lambda t: t.to("cuda:1", dtype=E.float32, copy=True)])
 def test_dtype_conversion_stays_on_the_tensors_device(gpus, convert):
