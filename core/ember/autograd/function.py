@@ -20,6 +20,7 @@ import weakref
 from collections import namedtuple
 
 from .. import dispatch as _d
+from . import grad_ownership as _ownership
 from .grad_mode import STATE
 
 Edge = namedtuple("Edge", "function input_nr")
@@ -150,11 +151,16 @@ class AccumulateGrad(Node):
         v = self._variable()
         if v is None:
             return ()
+        keep = STATE.enabled and g.requires_grad  # create_graph: keep the graph it carries
+        if not keep and v.grad is None:
+            # NOTE: a gradient may be shared (``a + b`` passes one grad to both inputs) or a
+            # view (``expand``): copy it unless nothing else holds it (grad_ownership)
+            seen = _ownership.counts(grads)
+            _ownership.record(seen)
+            keep = _ownership.may_steal(g, seen)
         with _accumulate_lock:
             if v.grad is None:
-                # NOTE: a gradient may be shared (``a + b`` passes one grad to both inputs)
-                # or a view (``expand``): own a copy unless it carries a graph to keep.
-                v.grad = g if (STATE.enabled and g.requires_grad) else _own(g)
+                v.grad = g if keep else _own(g)
             elif STATE.enabled:
                 v.grad = v.grad + g  # create_graph: out of place, so the sum is recorded
             else:

@@ -36,6 +36,13 @@ The identities, each applied only where it cannot change a result's dtype, shape
 - ``x.contiguous().contiguous()`` -> ``x.contiguous()``.
 - ``x.t().t()`` -> ``x``, unless ``x`` is known to have more than 2 dims (``t`` would raise);
   as in PyTorch an unknown rank is taken as valid, since a traced graph already ran.
+- ``a.mm(b).t()`` -> ``b.t().mm(a.t())`` when nothing else reads the product, with
+  ``x.t().t()`` folded to ``x`` on the way. Not an identity of values but of layouts: the
+  result is a fresh row-major matrix instead of a transposed view, and the transposes of
+  ``a`` and ``b`` are views the matrix product reads as they are. Backward graphs make
+  this pattern (a weight's gradient ``t(mm(t(x), g))`` from ``mm``'s and ``t``'s
+  formulas); it becomes ``mm(t(g), x)``, one op fewer, and a gradient AccumulateGrad can
+  keep without copying it.
 
 A rewrite never fires when a known annotation on the node's output contradicts ``x``'s
 type. Arithmetic and ``expand`` rewrites change aliasing (``x * 1`` is a new tensor, an
@@ -76,6 +83,10 @@ def _run(block: Block, allow_alias_change: bool) -> None:
             if not allow_alias_change:
                 continue
             new = _arith(n) if n.kind in _ARITH else _expand(n)
+        elif n.kind == "ember::t" and n.input(0).node().kind == "ember::mm":
+            if not allow_alias_change:
+                continue
+            new = _transposed_product(n)
         else:
             rule = _RULES.get(n.kind)
             new = rule(n) if rule is not None else None
@@ -154,6 +165,31 @@ def _t(n: Node) -> Optional[Value]:
     x = inner.input(0)
     rank = x.type.rank if isinstance(x.type, TensorType) else None
     return x if (rank is None or rank <= 2) and _agrees(x, n) else None
+
+
+def _transposed_product(n: Node) -> Optional[Value]:
+    product = n.input(0)
+    if len(product.uses) != 1 or not isinstance(n.output().type, TensorType):
+        return None
+    a, b = product.node().inputs
+    graph = n.graph
+    with graph.insert_point_guard(n):
+        mm = graph.insert_node(graph.create("ember::mm", [_transposed(b), _transposed(a)]))
+    mm.output().type = n.output().type
+    return mm.output()
+
+
+def _transposed(v: Value) -> Value:
+    """``v.t()`` inserted at the insert point; ``x`` itself when ``v`` is ``x.t()`` (an
+    input of ``mm`` is 2-D, so ``x`` is too)."""
+    if v.node().kind == "ember::t":
+        return v.node().input(0)
+    t = v.type
+    if isinstance(t, TensorType) and t.sizes is not None:
+        t = t.with_sizes(tuple(reversed(t.sizes)))
+    node = v.graph.insert_node(v.graph.create("ember::t", [v]))
+    node.output().type = t
+    return node.output()
 
 
 _RULES = {"ember::view": _view, "ember::reshape": _view, "ember::type_as": _type_as,

@@ -1,9 +1,12 @@
 """peephole: algebraic identities, only where dtype, shape and value are kept."""
+import numpy as np
 import pytest
 
+from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.peephole import peephole
+from helpers import rand, to_np
 
 
 def check(before: str, after: str) -> None:
@@ -178,6 +181,38 @@ def test_t_t_on_more_than_two_dims_is_kept():
       %t1 : Tensor = ember::t(%x)
       %t2 : Tensor = ember::t(%t1)
       return (%t2)""")
+
+
+def test_transposed_product_becomes_the_product_of_transposes():
+    # the weight-gradient pattern t(mm(t(x), g)): mm(t(g), x), a fresh row-major result
+    before = """graph(%x : Float(2, 3), %g : Float(2, 4)):
+      %xt : Float(3, 2) = ember::t(%x)
+      %m : Float(3, 4) = ember::mm(%xt, %g)
+      %w : Float(4, 3) = ember::t(%m)
+      return (%w)"""
+    check(before, """graph(%x : Float(2, 3), %g : Float(2, 4)):
+      %gt : Float(4, 2) = ember::t(%g)
+      %w : Float(4, 3) = ember::mm(%gt, %x)
+      return (%w)""")
+    x, g = rand(2, 3), rand(2, 4, seed=1)
+    after = parse_ir(before)
+    peephole(after)
+    (want,), (got,) = run_graph(parse_ir(before), [x, g]), run_graph(after, [x, g])
+    np.testing.assert_allclose(to_np(got), to_np(x).T.dot(to_np(g)).T, rtol=1e-12)
+    assert to_np(got).flags.c_contiguous and not to_np(want).flags.c_contiguous
+
+
+MUTATED = """%n : Float(4, 3) = ember::add_(%w, %w, %one)
+      return (%n)"""
+
+
+@pytest.mark.parametrize("extra", ["return (%w, %m)", MUTATED])
+def test_transposed_product_read_elsewhere_or_mutated_is_kept(extra):
+    unchanged(f"""graph(%a : Float(3, 2), %b : Float(2, 4)):
+      %one : int = prim::Constant[value=1]()
+      %m : Float(3, 4) = ember::mm(%a, %b)
+      %w : Float(4, 3) = ember::t(%m)
+      {extra}""")
 
 
 def test_nested_blocks_and_shared_constants():

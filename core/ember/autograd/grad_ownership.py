@@ -1,0 +1,106 @@
+"""Whether AccumulateGrad may keep an incoming gradient as ``.grad`` instead of a copy.
+
+A leaf's first gradient of a backward becomes its ``.grad``. AccumulateGrad used to copy it
+always, since the same tensor may be held elsewhere: ``a + b`` passes one gradient to both
+inputs, a seed comes from the caller, a custom Function may return a tensor it keeps, and
+a later backward adds into ``.grad`` in place. Most gradients are none of these: a formula
+just made them, and only the engine holds them. Copying those costs a pass over every
+parameter (on a GPU, a kernel launch each) per backward.
+
+PyTorch keeps such a gradient when its use count says nobody else holds it
+(``AccumulateGrad::accumulateGrad``: ``new_grad.use_count() <= num_expected_refs``, no
+grad mode, a layout like the variable's). ember does the same with CPython's reference
+counts: :func:`may_steal` holds when
+
+- the tensor is a plain graph-free ``Tensor`` (no ``grad_fn``, no ``requires_grad``, not
+  a view, no shared version counter) whose array owns its memory, C-contiguous, and
+- the reference counts of the tensor and of its array are no higher than those of a
+  gradient only the engine holds.
+
+That last figure depends on the engine's own references and on the Python version, so it
+is measured, not assumed: the first time it is needed, :func:`sole_counts` runs two tiny
+backward passes on the CPU through the real engine, one whose gradient only the engine
+holds and one whose gradient (and its array) the caller holds as well, and records the
+counts AccumulateGrad sees in each. When the second is not higher than the first the
+counts tell nothing, and every gradient is copied, as before.
+
+Reference: PyTorch's ``torch/csrc/autograd/functions/accumulate_grad.h``.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+from .. import dispatch as _d
+
+__all__ = ["counts", "may_steal", "sole_counts"]
+
+_lock = threading.Lock()
+_sole = None  # None: not measured yet; (): never steal; (tensor refs, array refs)
+_probe = None  # while measuring: the list AccumulateGrad appends its counts to
+
+
+def counts(grads) -> tuple:
+    """(references to ``grads[0]``, references to its array), as seen from the caller's
+    frame (AccumulateGrad.apply, which also holds the tensor in a local)."""
+    g = grads[0]
+    return sys.getrefcount(g), sys.getrefcount(g._data)
+
+
+def record(seen: tuple) -> None:
+    """Hand the counts AccumulateGrad saw to a measurement in progress (if any)."""
+    if _probe is not None:
+        _probe.append(seen)
+
+
+def may_steal(g, seen: tuple) -> bool:
+    """Whether gradient ``g``, whose :func:`counts` are ``seen``, may become ``.grad``
+    itself: nothing but the engine holds it or its memory (see the module docstring)."""
+    if g.__class__ is not _d._Tensor or g.grad_fn is not None or g._requires_grad or \
+            g._base is not None or g._vc is not None:
+        return False
+    data = g._data
+    if data.base is not None or not data.flags.c_contiguous:
+        return False
+    sole = sole_counts()
+    return bool(sole) and seen[0] <= sole[0] and seen[1] <= sole[1]
+
+
+def sole_counts() -> tuple:
+    """The counts of a gradient only the engine holds, measured once; () when they cannot
+    tell an unshared gradient from a shared one (then nothing is stolen). A call made while
+    another thread (or this one, from inside the measurement) measures gets ()."""
+    global _sole
+    if _sole is not None:
+        return _sole
+    if not _lock.acquire(blocking=False):
+        return ()
+    try:
+        if _sole is None:
+            _sole = _measure()
+        return _sole
+    finally:
+        _lock.release()
+
+
+def _measure() -> tuple:
+    global _probe
+    from .. import ones, zeros
+    from .grad_mode import enable_grad
+    seen: list = []
+    _probe = seen
+    try:
+        with enable_grad():
+            x = zeros(2, requires_grad=True)
+            (x * 2.0).sum().backward()  # MulBackward's product: only the engine holds it
+            x.grad = None
+            seed = ones(2)
+            alias = seed.detach()  # a second tensor on the seed's array
+            x.backward(seed)  # the caller holds the tensor and its array too
+            del alias
+    finally:
+        _probe = None
+    if len(seen) != 2:
+        return ()
+    sole, shared = seen
+    return sole if shared[0] > sole[0] and shared[1] > sole[1] else ()
