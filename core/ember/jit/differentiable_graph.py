@@ -374,6 +374,9 @@ class DifferentiableGraphOp:
         self.real = g.f_real_outputs
         self._constants = {id(n.attr("value")) for n in g.f.nodes()
                            if n.kind == prim.Constant and isinstance(n.attr("value"), Tensor)}
+        # captured outputs that are metas (shapes, never tensors) are kept as they are
+        self._meta_outputs = [g.f.outputs[i].node().kind in _META_PRODUCERS
+                              for i in g.df_input_captured_outputs]
 
     def __call__(self, *inputs) -> list:
         g = self.grad
@@ -405,9 +408,13 @@ class DifferentiableGraphOp:
                 outs[i] = _hook(v, node, meta, seen)
                 node.vjp_layout.append(None)
         node._out_meta = tuple(meta)
-        node.captures = captures + [_capture(outs[i], node) for i in
-                                    g.df_input_captured_outputs]
+        node.captures = captures + [outs[i] if meta else _capture(outs[i], node) for i, meta
+                                    in zip(g.df_input_captured_outputs, self._meta_outputs)]
         return outs[:self.real]
+
+
+# what makes the metas a forward captures (a list of metas included)
+_META_PRODUCERS = frozenset({TENSOR_META, REDUCE_META, BROADCAST_META, prim.MetaGroup})
 
 
 def _requires_grad(v) -> bool:
