@@ -3,6 +3,8 @@ same values; graphs it cannot group are left alone."""
 import importlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import ember as E
 import ember.jit
@@ -140,3 +142,30 @@ def test_traced_lstm_cell_runs_its_metas_once_per_shapes(bias_shape):
     (op,) = meta_group_ops(traced)
     assert op.misses == 2
     assert kinds(op.subgraph).count("prim::ReduceMeta") > 5
+
+
+TRACED = {}  # one traced graph for every example: its MetaGroup cache sees them all
+
+
+def broadcast_fn(a, b, c):
+    return (a * b + c).tanh() * a
+
+
+@given(shapes=mutually_broadcastable_shapes(num_shapes=3, min_dims=2, max_dims=2,
+                                            max_side=3))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_cached_metas_reduce_every_broadcast_like_eager(shapes):
+    """One traced graph called with many broadcasting shape triples, repeats included:
+    each call's gradients (reduced with the cached metas of its shapes) are eager's."""
+    inputs = [rand(*s, seed=i, requires_grad=True) for i, s in enumerate(shapes.input_shapes)]
+    if "fn" not in TRACED:
+        TRACED["fn"] = ember.jit.trace(broadcast_fn, tuple(rand(2, 3, seed=i, requires_grad=True)
+                                                           for i in range(3)))
+    out = TRACED["fn"](*inputs)
+    gout = rand(*out.shape, seed=9)
+    ref = E.autograd.grad([broadcast_fn(*inputs)], inputs, [gout])
+    out.backward(gout)
+    for x, r in zip(inputs, ref):
+        assert x.grad.shape == x.shape
+        assert_same(x.grad, r)
+    assert meta_group_ops(TRACED["fn"])  # the metas ran through the cached group
