@@ -61,20 +61,23 @@ def test_a_seed_the_caller_holds_is_copied():
     assert_close(x.grad, 2 * np.array([1.0, 2.0, 3.0]))
 
 
-def test_a_tensor_a_custom_function_keeps_is_copied():
-    kept = E.tensor([4.0, 5.0, 6.0])
-
-    class Returns(E.autograd.Function):
+def identity_with_backward(backward):
+    """A custom Function: the identity forward, ``backward(g)`` as its backward."""
+    class Identity(E.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             return x * 1.0
 
         @staticmethod
         def backward(ctx, g):
-            return kept
+            return backward(g)
+    return Identity
 
+
+def test_a_tensor_a_custom_function_keeps_is_copied():
+    kept = E.tensor([4.0, 5.0, 6.0])
     x = leaf()
-    Returns.apply(x).sum().backward()
+    identity_with_backward(lambda g: kept).apply(x).sum().backward()
     assert x.grad is not kept
     kept.add_(1.0)
     assert_close(x.grad, np.array([4.0, 5.0, 6.0]))
@@ -83,19 +86,12 @@ def test_a_tensor_a_custom_function_keeps_is_copied():
 def test_a_gradient_sharing_memory_is_copied():
     view_of = []
 
-    class HandsAView(E.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 1.0
-
-        @staticmethod
-        def backward(ctx, g):
-            whole = g * 2.0
-            view_of.append(whole)
-            return whole[:]  # a view: its memory belongs to `whole`
+    def hands_a_view(g):
+        view_of.append(g * 2.0)
+        return view_of[0][:]  # a view: its memory belongs to the product
 
     x = leaf()
-    HandsAView.apply(x).sum().backward()
+    identity_with_backward(hands_a_view).apply(x).sum().backward()
     view_of[0].mul_(0.0)
     assert_close(x.grad, np.full(3, 2.0))
 
