@@ -60,7 +60,10 @@ def may_steal(g, seen: tuple) -> bool:
             g._base is not None or g._vc is not None:
         return False
     data = g._data
-    if data.base is not None or not data.flags.c_contiguous:
+    try:
+        if data.base is not None or not data.flags.c_contiguous:
+            return False
+    except AttributeError:  # an array type without numpy's ownership flags: copy
         return False
     sole = sole_counts()
     return bool(sole) and seen[0] <= sole[0] and seen[1] <= sole[1]
