@@ -21,6 +21,21 @@ TOL = {E.float16: (1e-2, 1e-2), E.bfloat16: (2e-2, 2e-2), E.float32: (1e-5, 1e-6
        E.float64: (1e-12, 1e-12)}
 
 
+# A pointwise chain with a reduction, a value read twice and two outputs: the graph the
+# autodiff and DifferentiableGraph tests differentiate, for x (2, 3) and y (3,)
+POINTWISE_CHAIN = """graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %dims : int[] = prim::Constant[value=[0]]()
+  %k : bool = prim::Constant[value=False]()
+  %n : NoneType = prim::Constant[value=None]()
+  %z : Tensor = ember::mul(%x, %y)
+  %w : Tensor = ember::exp(%z)
+  %s : Tensor = ember::sum(%w, %dims, %k, %n)
+  %t : Tensor = ember::tanh(%s)
+  %v : Tensor = ember::add(%t, %z, %one)
+  return (%v, %w)"""
+
+
 def to_np(t) -> np.ndarray:
     """A tensor's values as a numpy array (bfloat16 widened to float32)."""
     arr = np.asarray(t.numpy(force=True))

@@ -113,7 +113,7 @@ GRAD_SUM_TO_SIZE = "prim::GradSumToSize"
 #: FuseGraph's meta of a value a group does not store (:mod:`ember.jit.passes.fusion_metas`).
 BROADCAST_META = "prim::BroadcastMeta"
 #: The nodes of ``f`` that read only the metadata of tensors (never their elements).
-META_KINDS = frozenset({TENSOR_META, REDUCE_META})
+META_KINDS = frozenset({TENSOR_META, REDUCE_META, BROADCAST_META})
 
 
 @dataclass

@@ -33,7 +33,8 @@ from __future__ import annotations
 from ember.autograd.function import Node, SavedVariable, gradient_edge, input_metadata, unpack
 from ember.autograd.grad_mode import STATE, no_grad
 from ember.jit.autodiff import (AUTOGRAD_ADD_LIST, AUTOGRAD_FORMULA, BROADCAST_META,
-                                GRAD_SUM_TO_SIZE, REDUCE_META, TENSOR_META, Gradient)
+                                GRAD_SUM_TO_SIZE, META_KINDS, REDUCE_META, TENSOR_META,
+                                Gradient)
 from ember.jit.fuser import broadcast_shapes
 from ember.jit.interpreter import register_prim, register_prim_factory, run_graph
 from ember.jit.kinds import prim
@@ -205,20 +206,11 @@ def reduce_meta(target, like):
     return target if target.__class__ is TensorMeta else TensorMeta(target)
 
 
-@register_prim_factory(BROADCAST_META)
-def _broadcast_meta(node):
-    leaves, scalar_type = tuple(node.attr("leaves")), node.attr("dtype")
-    shapes_seen: dict = {}  # input shapes -> the meta's shape: a steady loop computes none
-
-    def run(*args):
-        key = tuple(t._data.shape for t in args)
-        shape = shapes_seen.get(key)
-        if shape is None:
-            if len(shapes_seen) >= 64:
-                shapes_seen.clear()
-            shape = shapes_seen[key] = _leaves_shape(key, leaves)
-        return [_meta_like(args[0], shape, scalar_type)]
-    return run
+@register_prim(BROADCAST_META)
+def _broadcast_meta(node, args):
+    # NOTE: no cache of its own: group_metas puts it in a prim::MetaGroup, which runs it
+    # once per input shapes
+    return [broadcast_meta(args, node.attr("leaves"), node.attr("dtype"))]
 
 
 @register_prim(REDUCE_META)
@@ -414,7 +406,7 @@ class DifferentiableGraphOp:
 
 
 # what makes the metas a forward captures (a list of metas included)
-_META_PRODUCERS = frozenset({TENSOR_META, REDUCE_META, BROADCAST_META, prim.MetaGroup})
+_META_PRODUCERS = META_KINDS | {prim.MetaGroup}
 
 
 def _requires_grad(v) -> bool:

@@ -9,7 +9,7 @@ from ember.jit.autodiff import Gradient, differentiate, is_differentiable
 from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes.lower_grad_of import lower_grad_of
-from helpers import to_np
+from helpers import POINTWISE_CHAIN, to_np
 
 
 def run_gradient(gr: Gradient, inputs, grad_outputs):
@@ -83,17 +83,7 @@ def test_docstring_example_structure():
 
 
 def test_pointwise_chain_with_reuse_and_two_outputs():
-    text = """graph(%x : Tensor, %y : Tensor):
-      %one : int = prim::Constant[value=1]()
-      %dims : int[] = prim::Constant[value=[0]]()
-      %k : bool = prim::Constant[value=False]()
-      %n : NoneType = prim::Constant[value=None]()
-      %z : Tensor = ember::mul(%x, %y)
-      %w : Tensor = ember::exp(%z)
-      %s : Tensor = ember::sum(%w, %dims, %k, %n)
-      %t : Tensor = ember::tanh(%s)
-      %v : Tensor = ember::add(%t, %z, %one)
-      return (%v, %w)"""
+    text = POINTWISE_CHAIN
     gr = check(text, [f64(2, 3), f64(3)],
                lambda x, y: ((x * y).exp().sum(0).tanh() + x * y, (x * y).exp()))
     assert gr.df_input_vjps[2:] and gr.df_input_vjps[2] >= gr.f_real_outputs  # temp vjp

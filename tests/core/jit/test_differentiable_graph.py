@@ -12,7 +12,7 @@ from ember.jit.interpreter import run_graph
 from ember.jit.ir import Graph
 from ember.jit.kinds import prim
 from ember.jit.parser import parse_ir
-from helpers import to_np
+from helpers import POINTWISE_CHAIN, to_np
 
 
 def wrap(text: str, differentiated: bool = True) -> Graph:
@@ -38,17 +38,7 @@ def leaf(*shape):
     return E.randn(*shape, dtype=E.float64, requires_grad=True)
 
 
-POINTWISE = """graph(%x : Tensor, %y : Tensor):
-  %one : int = prim::Constant[value=1]()
-  %dims : int[] = prim::Constant[value=[0]]()
-  %k : bool = prim::Constant[value=False]()
-  %n : NoneType = prim::Constant[value=None]()
-  %z : Tensor = ember::mul(%x, %y)
-  %w : Tensor = ember::exp(%z)
-  %s : Tensor = ember::sum(%w, %dims, %k, %n)
-  %t : Tensor = ember::tanh(%s)
-  %v : Tensor = ember::add(%t, %z, %one)
-  return (%v, %w)"""
+POINTWISE = POINTWISE_CHAIN
 
 LISTS = """graph(%x : Tensor, %y : Tensor):
   %d0 : int = prim::Constant[value=0]()

@@ -39,13 +39,11 @@ metas of the values it fused.
 """
 from __future__ import annotations
 
-from ember.jit.autodiff import BROADCAST_META, META_KINDS
+from ember.jit.autodiff import META_KINDS
 from ember.jit.ir import Graph, Node, prim
 from ember.jit.passes.fusion_metas import earliest
 
 __all__ = ["group_metas"]
-
-_MEMBER_KINDS = META_KINDS | {BROADCAST_META}
 
 
 def group_metas(graph: Graph) -> None:
@@ -56,7 +54,7 @@ def group_metas(graph: Graph) -> None:
     members: list = []
     made: set = set()  # member outputs
     for n in block.nodes():
-        if n.kind in _MEMBER_KINDS or (n.kind == prim.ListConstruct and n.inputs
+        if n.kind in META_KINDS or (n.kind == prim.ListConstruct and n.inputs
                                        and all(v in made for v in n.inputs)):
             members.append(n)
             made.update(n.outputs)

@@ -45,9 +45,10 @@ The identities, each applied only where it cannot change a result's dtype, shape
   keep without copying it.
 
 A rewrite never fires when a known annotation on the node's output contradicts ``x``'s
-type. Arithmetic and ``expand`` rewrites change aliasing (``x * 1`` is a new tensor, an
-expanded view is read-only), so they are skipped in a graph with in-place ops. Nested
-blocks (``prim::If``, ``prim::Loop``) are rewritten too; subgraph attributes are not.
+type. Arithmetic, ``expand`` and transposed-product rewrites change aliasing (``x * 1`` is
+a new tensor, an expanded view is read-only, ``mm(b.t(), a.t())`` is no view of the
+product), so they are skipped in a graph with in-place ops. Nested blocks (``prim::If``,
+``prim::Loop``) are rewritten too; subgraph attributes are not.
 
 Reference: PyTorch's ``PeepholeOptimize`` (``torch/csrc/jit/passes/peephole.cpp``).
 """
@@ -79,24 +80,17 @@ def _run(block: Block, allow_alias_change: bool) -> None:
             continue
         for b in n.blocks:
             _run(b, allow_alias_change)
-        if n.kind in _ARITH or n.kind == "ember::expand":
-            if not allow_alias_change:
-                continue
-            new = _arith(n) if n.kind in _ARITH else _expand(n)
-        elif n.kind == "ember::t" and n.input(0).node().kind == "ember::mm":
-            if not allow_alias_change:
-                continue
-            new = _transposed_product(n)
-        else:
-            rule = _RULES.get(n.kind)
-            new = rule(n) if rule is not None else None
+        rule = _RULES.get(n.kind)
+        new = rule(n, allow_alias_change) if rule is not None else None
         if new is not None:
             n.output().replace_all_uses_with(new)
             destroy_if_dead(n)
 
 
 # -- the rules: each returns the value that replaces the node's output, or None ---------------
-def _arith(n: Node) -> Optional[Value]:
+def _arith(n: Node, alias_change_ok: bool) -> Optional[Value]:
+    if not alias_change_ok:  # x * 1 is a new tensor, x is not
+        return None
     ins = n.inputs
     if n.kind == "ember::mul":
         for x, c in ((ins[0], ins[1]), (ins[1], ins[0])):
@@ -122,7 +116,9 @@ def _arith(n: Node) -> Optional[Value]:
     return None
 
 
-def _expand(n: Node) -> Optional[Value]:
+def _expand(n: Node, alias_change_ok: bool) -> Optional[Value]:
+    if not alias_change_ok:  # an expanded view is read-only, x is not
+        return None
     x = n.input(0)
     sizes = _int_list(n.input(1))
     t = x.type
@@ -134,7 +130,7 @@ def _expand(n: Node) -> Optional[Value]:
     return None
 
 
-def _view(n: Node) -> Optional[Value]:
+def _view(n: Node, _alias_change_ok: bool) -> Optional[Value]:
     x = n.input(0)
     sizes = _int_list(n.input(1))
     have = x.type.concrete_sizes() if isinstance(x.type, TensorType) else None
@@ -147,19 +143,21 @@ def _view(n: Node) -> Optional[Value]:
     return x
 
 
-def _type_as(n: Node) -> Optional[Value]:
+def _type_as(n: Node, _alias_change_ok: bool) -> Optional[Value]:
     x, y = n.inputs
     dx, dy = _tensor_dtype(x), _tensor_dtype(y)
     return x if dx is not None and dx == dy and _agrees(x, n) else None
 
 
-def _contiguous(n: Node) -> Optional[Value]:
+def _contiguous(n: Node, _alias_change_ok: bool) -> Optional[Value]:
     inner = n.input(0)
     return inner if inner.node().kind == "ember::contiguous" else None
 
 
-def _t(n: Node) -> Optional[Value]:
+def _t(n: Node, alias_change_ok: bool) -> Optional[Value]:
     inner = n.input(0).node()
+    if inner.kind == "ember::mm":  # a fresh product for a transposed view of one
+        return _transposed_product(n) if alias_change_ok else None
     if inner.kind != "ember::t":
         return None
     x = inner.input(0)
@@ -192,8 +190,12 @@ def _transposed(v: Value) -> Value:
     return node.output()
 
 
+# kind -> rule(node, alias_change_ok) -> the value replacing the node's output, or None;
+# alias_change_ok is False in a graph with in-place ops, where a rule that changes
+# aliasing (a new tensor for a view, or the reverse) must not fire
 _RULES = {"ember::view": _view, "ember::reshape": _view, "ember::type_as": _type_as,
-          "ember::contiguous": _contiguous, "ember::t": _t}
+          "ember::contiguous": _contiguous, "ember::t": _t, "ember::expand": _expand,
+          **{kind: _arith for kind in _ARITH}}
 
 
 # -- helpers ----------------------------------------------------------------------------------
