@@ -37,7 +37,7 @@ __all__ = ["Fuser", "FusionDeclined", "FusionFallback", "FusionGroupOp", "FUSIBL
            "CHUNK_KINDS", "register_fuser", "unregister_fuser", "using_fuser", "get_fuser",
            "registered_fusers", "can_fuse_node", "group_device", "fusion_fallbacks",
            "clear_fusion_fallbacks", "record_fallback", "BROADCASTING_CHUNK",
-           "broadcasting_chunk", "broadcast_shapes"]
+           "broadcasting_chunk", "broadcast_shapes", "FUSED_CONCAT"]
 
 logger = logging.getLogger("ember.jit.fuser")
 
@@ -60,15 +60,20 @@ _POINTWISE = (
 #: makes it when it moves a chunk above the pointwise op that fed it (see
 #: :mod:`ember.jit.passes.fuse_graph`), so the chunk cuts group inputs.
 BROADCASTING_CHUNK = "prim::BroadcastingChunk"
+#: ``prim::FusedConcat[dim=d](%x_1, ..., %x_n)``: ``cat([x_1, ..., x_n], d)``, made by
+#: FuseGraph (:mod:`ember.jit.passes.fuse_concat`) as the last node of a FusionGroup whose
+#: ops compute the pieces; a fuser writes each piece into its slice of the result.
+FUSED_CONCAT = "prim::FusedConcat"
 # Ops that cut a fusion input into views; FuseGraph pulls them into the group that reads
 # all their pieces, so the kernel indexes the whole input (the seeds' LSTM cell: the gates
 # tensor chunked in four).
 CHUNK_KINDS = frozenset({"ember::chunk", "ember::split", "ember::split.sizes",
                          BROADCASTING_CHUNK})
 #: The node kinds a fuser fuses unless its ``can_fuse_node`` says otherwise: pointwise ops
-#: (each output element depends on the same element of the broadcast inputs) and the
-#: ``CHUNK_KINDS``.
-FUSIBLE_KINDS = frozenset({f"ember::{name}" for name in _POINTWISE}) | CHUNK_KINDS
+#: (each output element depends on the same element of the broadcast inputs), the
+#: ``CHUNK_KINDS`` and ``FUSED_CONCAT``.
+FUSIBLE_KINDS = (frozenset({f"ember::{name}" for name in _POINTWISE}) | CHUNK_KINDS
+                 | {FUSED_CONCAT})
 
 
 def broadcast_shapes(shapes, who: str) -> tuple:
@@ -113,6 +118,13 @@ def broadcasting_chunk(tensors, chunks: int, dim: int, pieces: int) -> list:
 def _broadcasting_chunk(node, args) -> list:
     return broadcasting_chunk(args, node.attr("chunks"), node.attr("dim"),
                               len(node.outputs) // max(len(args), 1))
+
+
+@register_prim(FUSED_CONCAT)
+def _fused_concat(node, args):
+    # a group that runs unfused concatenates as cat does, and raises cat's errors
+    import ember
+    return [ember.cat(list(args), node.attr("dim"))]
 
 
 class FusionDeclined(Exception):

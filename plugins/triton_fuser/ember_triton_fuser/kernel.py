@@ -36,14 +36,16 @@ _ROW_ELEMENTS = 4096    # elements per program of a row kernel (BLOCK_R * BLOCK_
 
 
 class CallSpec:
-    """What one input layout needs: output ``shapes``/``dtypes``, the launch ``grid``,
-    the scalar arguments ``scalars`` and ``constexprs``, ``kernel``, and ``args``: per
-    plan arg, ``(input position, byte offset)`` of its first element in that input (a
-    chunk's piece is its input plus an offset: no view is cut per call); or ``unfused``
-    (a reason) when this layout runs unfused."""
+    """What one input layout needs: per group output, the ``shapes``/``dtypes`` to
+    allocate; the launch ``grid``, the scalar arguments ``scalars`` and ``constexprs``,
+    ``kernel``; ``args``: per plan arg, ``(input position, byte offset)`` of its first
+    element in that input (a chunk's piece is its input plus an offset: no view is cut
+    per call); ``stores``: per store, ``(output position, byte offset)`` (a piece of a
+    FusedConcat is its slice of the output); or ``unfused`` (a reason) when this layout
+    runs unfused."""
 
     __slots__ = ("shapes", "dtypes", "grid", "scalars", "constexprs", "kernel",
-                 "source", "unfused", "num_warps", "args")
+                 "source", "unfused", "num_warps", "args", "stores")
 
     def __init__(self):
         self.unfused = None
@@ -85,7 +87,7 @@ class FusedKernel:
         if spec.grid[0] > 0:
             pointer = self.fuser.pointer
             ptrs = [pointer(arrays[i], offset) for i, offset in spec.args]
-            ptrs += [pointer(o) for o in outs]
+            ptrs += [pointer(outs[k], offset) for k, offset in spec.stores]
             self.fuser.launch(spec.kernel[spec.grid], ptrs + spec.scalars, spec.constexprs,
                               spec.num_warps)
         return [wrap(o, backend) for o in outs]
@@ -148,15 +150,27 @@ class FusedKernel:
                 if not step.keepdim:
                     nokeep.add(step.name)
         shape = broadcast_shapes(*(v[0] for v in views))
-        spec.shapes = [shapes[o.name] for o in plan.outputs]
-        spec.dtypes = [np.dtype(o.dtype.numpy) for o in plan.outputs]
-        operands = list(views)
-        for o, s in zip(plan.outputs, spec.shapes):
-            strides = _contiguous_strides(s)
-            if o.name in nokeep:
-                s, strides = s + (1,), strides + (0,)
-            operands.append((s, strides))
-        layout = make_layout(shape, operands, plan.rowwise)
+        stores = [None] * len(plan.outputs)      # (shape, element strides) per store
+        spec.shapes, spec.dtypes, spec.stores = [], [], [None] * len(plan.outputs)
+        for r, (dim, ks) in enumerate(plan.results):
+            dtype = np.dtype(plan.outputs[ks[0]].dtype.numpy)
+            if dim is None:
+                (k,), name = ks, plan.outputs[ks[0]].name
+                out_shape = shapes[name]
+                strides = _contiguous_strides(out_shape)
+                stores[k] = ((out_shape + (1,), strides + (0,)) if name in nokeep
+                             else (out_shape, strides))
+                spec.stores[k] = (r, 0)
+            else:
+                piece_shapes = [shapes[plan.outputs[k].name] for k in ks]
+                out_shape, starts = _concat_shape(piece_shapes, dim)
+                strides = _contiguous_strides(out_shape)
+                for k, piece, start in zip(ks, piece_shapes, starts):
+                    stores[k] = (piece, strides)
+                    spec.stores[k] = (r, start * strides[dim] * dtype.itemsize)
+            spec.shapes.append(out_shape)
+            spec.dtypes.append(dtype)
+        layout = make_layout(shape, views + stores, plan.rowwise)
         if plan.rowwise:
             block_c = _next_pow2(layout.cols)
             if block_c > codegen.MAX_BLOCK_C:
@@ -198,6 +212,22 @@ def _cut(backend, a, arrays, kind: str, dim: int, param) -> list:
         raise ValueError(f"chunk({chunks}, dim={dim}) of shape {list(shape)} gives "
                          f"{len(pieces)} pieces, the group reads {n}")
     return pieces
+
+
+def _concat_shape(pieces: list, dim: int) -> tuple:
+    """``(shape of cat(pieces, dim), start of each piece along dim)`` for piece shapes
+    ``pieces``. Raises ValueError (the call runs unfused, and cat raises its own error)
+    when their ranks differ or their sizes differ outside ``dim``."""
+    first = pieces[0]
+    starts, total = [], 0
+    for p in pieces:
+        if len(p) != len(first) or any(a != b for d, (a, b) in enumerate(zip(p, first))
+                                       if d != dim):
+            raise ValueError(f"FusedConcat along dim {dim} of pieces of shapes "
+                             f"{[list(q) for q in pieces]}: they differ outside dim {dim}")
+        starts.append(total)
+        total += p[dim]
+    return first[:dim] + (total,) + first[dim + 1:], starts
 
 
 def _contiguous_strides(shape: tuple) -> tuple:

@@ -18,7 +18,11 @@ What a group may hold (anything else is declined, and the group runs unfused):
   ``dim=[-1]``, and ``softmax``/``log_softmax`` with ``dim=-1``): the kernel then handles
   whole rows (softmax, the layer_norm decomposition). A reduction without ``keepdim`` may
   only feed group outputs: broadcasting its ``(R,)`` result against ``(R, C)`` values
-  would pair the wrong elements.
+  would pair the wrong elements;
+- ``prim::FusedConcat`` whose result is a group output (what FuseGraph makes of a ``cat``
+  of values the group computes): each piece is stored into its slice of one buffer, a
+  piece the kernel does not compute (an input) through a copy step. Its ``results``
+  entry lists the stores of its pieces.
 
 Every tensor value needs a known dtype (the tracer records them).
 
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ember import types as _t
-from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, FusionDeclined
+from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, FUSED_CONCAT, FusionDeclined
 from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
 
@@ -94,7 +98,7 @@ class Step:
 
 @dataclass(frozen=True)
 class OutputSpec:
-    """A value the kernel stores: its name and dtype, in subgraph output order."""
+    """One store of the kernel: the value's name and the dtype it is stored as."""
 
     name: str
     dtype: _t.ScalarType
@@ -107,7 +111,10 @@ class KernelPlan:
     Attributes:
         args: the loaded tensors; ``args[i]`` is named ``x{i}`` in the kernel.
         steps: computed values in order.
-        outputs: what is stored, one per subgraph output.
+        outputs: the stores, in order; the kernel's pointer ``y{k}`` is store ``k``.
+        results: per subgraph output, ``(dim, stores)``: ``(None, (k,))`` for a value
+            stored whole by store ``k``; for a ``prim::FusedConcat``, its dimension
+            (normalized to ``[0, rank)``) and the stores of its pieces, in order.
         rowwise: True when a step reduces over the last dimension (a row kernel).
         canonical: the plan's text with positional names: the compile cache key.
         num_inputs: the subgraph's input count (the kernel's call arity).
@@ -116,6 +123,7 @@ class KernelPlan:
     args: tuple
     steps: tuple
     outputs: tuple
+    results: tuple
     rowwise: bool
     canonical: str
     num_inputs: int
@@ -157,7 +165,7 @@ def can_lower_node(node) -> Optional[str]:
                 return f"{kind}: a tensor of unknown dtype"
             if t.dtype not in _SUPPORTED_DTYPES:
                 return f"{kind}: dtype {t.dtype} has no Triton kernel"
-    if kind in CHUNK_KINDS or kind in ops.SUPPORTED_KINDS:
+    if kind in CHUNK_KINDS or kind in ops.SUPPORTED_KINDS or kind == FUSED_CONCAT:
         return None
     if kind in REDUCTION_KINDS or kind in ROW_KINDS:
         rank = _tensor_type(node.inputs[0]).rank if _tensor_type(node.inputs[0]) else None
@@ -228,7 +236,35 @@ def lower_subgraph(subgraph) -> KernelPlan:
                                rank=_tensor_type(v).rank)
         raise FusionDeclined(f"value %{v.debug_name} comes from outside the kernel")
 
+    def concat_pieces(node) -> tuple:
+        """``(dim, piece names, dtype)`` of a FusedConcat; a piece the kernel does not
+        compute gets a copy step, so every piece is a step's value."""
+        nonlocal count
+        out = node.output()
+        t = _tensor_type(out)
+        dim, rank = node.attr("dim"), t.rank
+        if not rank or not -rank <= dim < rank:
+            raise FusionDeclined(f"{FUSED_CONCAT} along dim {dim} of rank-{rank} tensors")
+        if out.uses and any(u.user.kind != prim.Return for u in out.uses):
+            raise FusionDeclined(f"{FUSED_CONCAT} whose result is read inside the group")
+        piece_names = []
+        for v in node.inputs:
+            o = operand(v)
+            if o.is_constant or o.expr in reduced_nokeep:
+                raise FusionDeclined(f"{FUSED_CONCAT} of a constant or a keepdim=False "
+                                     f"reduction")
+            if not o.expr.startswith("v"):   # an input or a piece of one: copied
+                name = f"v{count}"
+                count += 1
+                steps.append(Step(name, FUSED_CONCAT, o.dtype, o.expr, (o.expr,)))
+                dtypes[name], ranks[name] = o.dtype, ranks.get(o.expr)
+                lines.append(f"{name} = copy({o.expr}) : {o.dtype}")
+                o = ops.Operand(name, o.dtype)
+            piece_names.append(o.expr)
+        return dim % rank, tuple(piece_names), t.dtype
+
     input_index = {v: i for i, v in enumerate(inputs)}
+    concats: dict = {}      # FusedConcat output Value -> (dim, piece names, dtype)
     pieces: dict = {}       # ListUnpack output Value -> (input index, piece)
     rowwise = False
     count = 0
@@ -271,6 +307,9 @@ def lower_subgraph(subgraph) -> KernelPlan:
             dim %= rank
             for j, out in enumerate(unpack[0].outputs):
                 pieces[out] = (input_index[src], (kind, dim, param, j))
+            continue
+        if kind == FUSED_CONCAT:
+            concats[node.output()] = concat_pieces(node)
             continue
         if kind == prim.ListUnpack:
             for out in node.outputs:
@@ -318,15 +357,23 @@ def lower_subgraph(subgraph) -> KernelPlan:
         names[node.output()] = name
         dtypes[name] = out_dtype
         ranks[name] = _tensor_type(node.output()).rank
-    outputs = []
+    outputs, results = [], []
     for v in subgraph.outputs:
+        if v in concats:
+            dim, piece_names, dtype = concats[v]
+            first = len(outputs)
+            outputs.extend(OutputSpec(n, dtype) for n in piece_names)
+            results.append((dim, tuple(range(first, len(outputs)))))
+            lines.append(f"store concat(dim={dim}) {', '.join(piece_names)} : {dtype}")
+            continue
         n = names.get(v)
         if not isinstance(n, str) or not n.startswith("v"):
             raise FusionDeclined(f"group output %{v.debug_name} is not computed by the "
                                  f"kernel (an input, a piece or a constant)")
+        results.append((None, (len(outputs),)))
         outputs.append(OutputSpec(n, dtypes[n]))
         lines.append(f"store {n}")
     if not steps:
         raise FusionDeclined("the group computes nothing")
-    return KernelPlan(tuple(args), tuple(steps), tuple(outputs), rowwise, "\n".join(lines),
-                      len(inputs), dtypes)
+    return KernelPlan(tuple(args), tuple(steps), tuple(outputs), tuple(results), rowwise,
+                      "\n".join(lines), len(inputs), dtypes)

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from ember.jit.ir import Block, Graph, Node, prim
 
-__all__ = ["eliminate_dead_code"]
+__all__ = ["eliminate_dead_code", "destroy_if_dead", "destroy_with_constants"]
 
 
 def eliminate_dead_code(graph: Graph) -> None:
@@ -141,3 +141,13 @@ def destroy_if_dead(n) -> None:
     n.destroy()
     for p in producers:
         destroy_if_dead(p)
+
+
+def destroy_with_constants(node) -> None:
+    """Destroy ``node`` (its outputs must have no uses left), then the ``prim::Constant``
+    nodes only it read: what a pass calls after moving ``node`` into a subgraph."""
+    inputs = node.inputs
+    node.destroy()
+    for v in inputs:
+        if v.is_constant() and not v.has_uses() and not v.node().destroyed:
+            v.node().destroy()

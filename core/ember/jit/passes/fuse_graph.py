@@ -44,14 +44,14 @@ constants, which are copied into the subgraph (tensors become group inputs). Las
 reads the whole tensor (a chunk always splits a group input: a producer feeding a chunk is
 never merged in).
 
-A chunk of a computed value is moved above the op that computed it instead (PyTorch's
-``tryToMoveChunk``): when a fusible consumer reads a piece of ``chunk(op(a, b))`` and that
-chunk is the only reader of ``op`` (a broadcasting pointwise op), the pass writes
-``op(a_j, b_j)`` for each piece ``j`` of ``prim::BroadcastingChunk(a, b)`` (``a`` and ``b``
-broadcast to their common shape, then chunked), and repeats on ``a`` and ``b``. The seeds'
-LSTM cell, ``chunk(x @ w + h @ u + bias, 4, 1)`` and the gate math, becomes one group that
-chunks the two matmul results and the bias. It does not move above an op with a 0-d
-operand of another dtype (its pieces would promote differently).
+A chunk of a computed value is moved above the op that computed it instead, when that
+lets its readers fuse with the op (:mod:`ember.jit.passes.chunk_motion`): the seeds' LSTM
+cell, ``chunk(x @ w + h @ u + bias, 4, 1)`` and the gate math, becomes one group that
+chunks the two matmul results and the bias.
+
+After the walk, a ``cat`` of pieces that groups compute becomes a group ending in
+``prim::FusedConcat``, which absorbs those groups (:mod:`ember.jit.passes.fuse_concat`):
+the fuser writes each piece into its slice of the result.
 
 ``prim::TensorMeta`` and ``prim::ReduceMeta`` nodes (the shapes autodiff's forward keeps
 for backward) are moved first to just before their first reader, so a meta read of a
@@ -67,18 +67,19 @@ subgraph attributes are not entered. A group runs through
 
 Reference: PyTorch's ``FuseGraph`` (``torch/csrc/jit/passes/graph_fuser.cpp``: ``scanNode``,
 ``tryFuse``, ``mergeNodeIntoGroup``, ``mergeFusionGroups``, ``tryToMoveChunk``,
-``prim::BroadcastingChunk``).
+``fuseConcats``).
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Optional
 
 from ember.jit.attributes import value_key
-from ember.jit.autodiff import TENSOR_META
-from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, can_fuse_node, registered_fusers
-from ember.jit.passes.fusion_metas import earliest, metas_from_group_inputs, sink_metas
+from ember.jit.fuser import CHUNK_KINDS, can_fuse_node, registered_fusers
+from ember.jit.passes.chunk_motion import chunk_producing, try_move_chunk
+from ember.jit.passes.dead_code_elimination import destroy_with_constants
+from ember.jit.passes.fuse_concat import fuse_concats, has_fused_concat
+from ember.jit.passes.fusion_metas import metas_from_group_inputs, sink_metas
 from ember.jit.ir import (Block, BoolType, DeviceType, FloatType, Graph, IntType, ListType,
                           Node, NoneType, ScalarTypeType, StringType, TensorType, Value,
                           prim)
@@ -88,9 +89,6 @@ __all__ = ["fuse_graph"]
 # Constants of these types (and lists of them) are copied into a subgraph.
 _SCALAR_TYPES = (IntType, FloatType, BoolType, NoneType, StringType, ScalarTypeType,
                  DeviceType)
-# Fusible ops whose result is not the broadcast of their tensor inputs (``type_as`` reads
-# only its other's dtype): a chunk is not moved above them.
-_NOT_BROADCASTING = frozenset({"ember::type_as", "ember::masked_fill"})
 
 
 def fuse_graph(graph: Graph) -> None:
@@ -118,6 +116,7 @@ class _GraphFuser:
                     node = node.prev
                 else:  # the consumer is now this group: scan it again
                     changed, node = True, group
+        fuse_concats(self, block)
         for group in [n for n in block.nodes() if n.kind == prim.FusionGroup]:
             while self.pull_chunk(group, block):
                 pass
@@ -166,22 +165,26 @@ class _GraphFuser:
         if device is None:
             return None
         for v in consumer.inputs:
-            chunk = _chunk_producing(v, block)
-            if chunk is not None and self.try_move_chunk(chunk, device, block):
+            chunk = chunk_producing(v, block)
+            if chunk is not None and try_move_chunk(self, chunk, device, block):
                 return consumer  # it now reads the moved op's pieces: scan it again
-        producers = list(dict.fromkeys(v for v in consumer.inputs
-                                       if v.node().owning_block is block
-                                       and v.node().kind != prim.Param))
-        # Latest producer first: in f(a, a + b), a cannot join f while a + b (an earlier
-        # use of a) is outside; once a + b has joined, a can.
-        order = functools.cmp_to_key(
-            lambda u, v: 0 if u.node() is v.node() else -1 if v.node().is_before(u.node())
-            else 1)
-        for producer in sorted(producers, key=order):
+        for producer in self.producers(consumer, block):
             group = self.try_fuse(consumer, producer, device, block)
             if group is not None:
                 return group
         return None
+
+    @staticmethod
+    def producers(consumer: Node, block: Block) -> list:
+        """The values ``consumer`` reads that nodes of ``block`` compute, latest first: in
+        f(a, a + b), a cannot join f while a + b (an earlier use of a) is outside; once
+        a + b has joined, a can."""
+        values = dict.fromkeys(v for v in consumer.inputs
+                               if v.node().owning_block is block and v.node().kind != prim.Param)
+        order = functools.cmp_to_key(
+            lambda u, v: 0 if u.node() is v.node() else -1 if v.node().is_before(u.node())
+            else 1)
+        return sorted(values, key=order)
 
     def try_fuse(self, consumer: Node, producer: Value, device, block: Block):
         pnode = producer.node()
@@ -193,6 +196,8 @@ class _GraphFuser:
                     return None
         if consumer.kind == prim.FusionGroup and _feeds_chunk(consumer, producer):
             return None
+        if pnode.kind == prim.FusionGroup and has_fused_concat(pnode):
+            return None  # its output is a concat buffer that only its stores fill
         group = consumer
         if consumer.kind != prim.FusionGroup:
             group = self.singleton_group(consumer, device)
@@ -201,7 +206,7 @@ class _GraphFuser:
             return group
         merged = merge_node_into_group(group, pnode)
         _expose_remaining_uses(group, pnode, merged)
-        _destroy(pnode)
+        destroy_with_constants(pnode)
         return group
 
     def singleton_group(self, node: Node, device) -> Node:
@@ -211,7 +216,7 @@ class _GraphFuser:
         group.insert_before(node)
         merged = merge_node_into_group(group, node)
         _expose_remaining_uses(group, node, merged)
-        _destroy(node)
+        destroy_with_constants(node)
         return group
 
     def merge_groups(self, group: Node, producer: Node) -> None:
@@ -224,9 +229,14 @@ class _GraphFuser:
             outer = producer.graph.create_clone(inner, env.__getitem__).insert_before(producer)
             env.update(zip(inner.outputs, outer.outputs))
             unpacked.append(outer)
+        renamed = []
         for out, inner in zip(producer.outputs, sub.outputs):
             out.replace_all_uses_with(env[inner])
+            renamed.append((env[inner], out.debug_name))
         producer.destroy()
+        for v, name in renamed:  # the group's output names, free now, go to the values
+            if not name.isdigit() and v.node().kind != prim.Param:
+                v.debug_name = name
         for node in reversed(unpacked):
             if node.kind != prim.Constant:  # merge_node_into_group copies constants it reads
                 merged = merge_node_into_group(group, node)
@@ -235,136 +245,6 @@ class _GraphFuser:
         for node in unpacked:
             if node.kind == prim.Constant and not node.output().has_uses():
                 node.destroy()
-
-    # -- moving a chunk above its producer (PyTorch's tryToMoveChunk) ------------------------
-    def try_move_chunk(self, chunk: Node, device, block: Block) -> bool:
-        """Rewrite ``chunk(op(a, b))`` as ``op(a_j, b_j)`` per piece ``j`` of
-        ``BroadcastingChunk(a, b)``, when ``op`` is a fusible pointwise op that only the
-        chunk (and ``prim::TensorMeta`` nodes after it) reads. A BroadcastingChunk takes in
-        the producer of one of its inputs the same way. The pieces' readers can then fuse
-        with ``op``, and the chunk cuts inputs of the group. Returns whether it moved."""
-        if chunk.kind == BROADCASTING_CHUNK:
-            sources = list(chunk.inputs)
-            n = len(chunk.outputs) // len(sources)
-            pieces = [list(chunk.outputs[k * n:(k + 1) * n]) for k in range(len(sources))]
-            chunks, dim, unpack, list_uses = chunk.attr("chunks"), chunk.attr("dim"), None, []
-        else:
-            if not (chunk.inputs[1].is_constant() and chunk.inputs[2].is_constant()):
-                return False
-            chunks, dim = chunk.inputs[1].to_ivalue(), chunk.inputs[2].to_ivalue()
-            sources, unpack, list_uses = [chunk.inputs[0]], None, []
-            if isinstance(chunk.output(0).type, ListType):
-                if len(chunk.outputs) != 1:
-                    return False
-                uses = chunk.output().uses
-                unpacks = [u.user for u in uses if u.user.kind == prim.ListUnpack]
-                list_uses = [u for u in uses if u.user.kind != prim.ListUnpack]
-                if len(unpacks) != 1 or any(u.user.kind != TENSOR_META for u in list_uses):
-                    return False
-                unpack = unpacks[0]
-                pieces = [list(unpack.outputs)]
-            else:
-                pieces = [list(chunk.outputs)]
-        if not isinstance(chunks, int) or not isinstance(dim, int):
-            return False
-        for k, src in enumerate(sources):
-            metas = self.movable_uses(src, chunk, device, block)
-            if metas is not None and self.move_chunk(chunk, k, sources, pieces, (chunks, dim),
-                                                     unpack, list_uses, metas, device):
-                return True
-        return False
-
-    def movable_uses(self, src: Value, chunk: Node, device, block: Block):
-        """The ``prim::TensorMeta`` nodes reading ``src`` when the chunk may move above its
-        producer (a fusible, broadcasting pointwise op on ``device`` that only ``chunk``
-        reads otherwise); None when it may not."""
-        producer = src.node()
-        if (producer.owning_block is not block or producer.kind == prim.FusionGroup
-                or producer.kind in _NOT_BROADCASTING
-                or self.device_of(producer, block) != device):
-            return None
-        metas = []
-        for use in src.uses:
-            if use.user is chunk:
-                continue
-            user = use.user
-            if (user.kind != TENSOR_META or user.has_attr("cat_dim")
-                    or not chunk.is_before(user)):
-                return None
-            metas.append(user)
-        if sum(1 for v in chunk.inputs if v is src) != 1:
-            return None
-        # A 0-d tensor promotes below dimensioned ones; its pieces would be dimensioned.
-        types = [v.type for v in producer.inputs if isinstance(v.type, TensorType)]
-        if not all(t.rank for t in types) and (
-                any(t.dtype is None for t in types) or len({t.dtype for t in types}) != 1):
-            return None
-        return metas
-
-    def move_chunk(self, chunk: Node, k: int, sources: list, pieces: list, params: tuple,
-                   unpack: Optional[Node], list_uses: list, metas: list, device) -> bool:
-        """The rewrite of ``try_move_chunk`` for ``sources[k]``: a new BroadcastingChunk of
-        the other sources and the producer's tensor inputs, one clone of the producer per
-        piece, the old pieces' readers redirected, the old nodes destroyed. Returns False
-        (the graph unchanged) when the fuser refuses the new BroadcastingChunk."""
-        graph, src = chunk.graph, sources[k]
-        producer = src.node()
-        chunks, dim = params
-        n = len(pieces[k])
-        operands = list(dict.fromkeys(v for v in producer.inputs if isinstance(v.type, TensorType)))
-        new_sources = sources[:k] + [v for v in operands if v not in sources] + sources[k + 1:]
-        bc = graph.create(BROADCASTING_CHUNK, new_sources, num_outputs=len(new_sources) * n)
-        bc.set_attr("chunks", chunks)
-        bc.set_attr("dim", dim)
-        for m, v in enumerate(new_sources):
-            for j in range(n):
-                piece_type = pieces[k][j].type
-                if isinstance(piece_type, TensorType):
-                    piece_type = dataclasses.replace(piece_type, dtype=v.type.dtype,
-                                                     requires_grad=v.type.requires_grad)
-                bc.outputs[m * n + j].type = piece_type
-        bc.insert_before(chunk)
-        if self.checked_device(bc, bc.outputs) != device:
-            bc.destroy()
-            return False
-        piece_of = {(v, j): bc.outputs[m * n + j]
-                    for m, v in enumerate(new_sources) for j in range(n)}
-        last, clones = bc, []
-        for j in range(n):
-            clone = graph.create_clone(producer, lambda v, j=j: piece_of.get((v, j), v))
-            clone.output().type = pieces[k][j].type
-            clone.insert_after(last)
-            last = clone
-            clones.append(clone.output())
-        renamed = []
-        for m, v in enumerate(sources):
-            for j, old in enumerate(pieces[m]):
-                new = clones[j] if m == k else piece_of[(v, j)]
-                renamed.append((new, old.debug_name))
-                old.replace_all_uses_with(new)
-        if list_uses:  # metas of the list, after the pieces' readers (the group to come)
-            lst = graph.create(prim.ListConstruct, clones)
-            lst.output().type = chunk.output().type
-            lst.insert_before(earliest(u.user for u in list_uses))
-            for use in list_uses:
-                use.user.replace_input(use.offset, lst.output())
-        for meta in metas:
-            cat = graph.create(TENSOR_META, clones).set_attr("cat_dim", dim)
-            cat.output().type = meta.output().type
-            cat.insert_before(meta)
-            name = meta.output().debug_name
-            meta.output().replace_all_uses_with(cat.output())
-            meta.destroy()
-            if not name.isdigit():
-                cat.output().debug_name = name
-        if unpack is not None:
-            unpack.destroy()
-        _destroy(chunk)
-        _destroy(producer)
-        for new, name in renamed:
-            if not name.isdigit():
-                new.debug_name = name
-        return True
 
     def pull_chunk(self, group: Node, block: Block) -> bool:
         """Move into ``group`` one chunk/split (and its ListUnpack) whose pieces only
@@ -386,24 +266,11 @@ class _GraphFuser:
                 continue
             if unpack is not None:
                 merge_node_into_group(group, unpack)
-                _destroy(unpack)
+                destroy_with_constants(unpack)
             merge_node_into_group(group, node)
-            _destroy(node)
+            destroy_with_constants(node)
             return True
         return False
-
-
-def _chunk_producing(v: Value, block: Block) -> Optional[Node]:
-    """The ``ember::chunk`` or ``prim::BroadcastingChunk`` in ``block`` of which ``v`` is a
-    piece (through a ``prim::ListUnpack`` for a chunk's list), or None."""
-    node = v.node()
-    if node.kind == prim.ListUnpack:
-        node = node.input(0).node()
-        if node.kind != "ember::chunk":
-            return None
-    elif node.kind not in ("ember::chunk", BROADCASTING_CHUNK):
-        return None
-    return node if node.owning_block is block else None
 
 
 def merge_node_into_group(group: Node, node: Node) -> Node:
@@ -434,15 +301,6 @@ def merge_node_into_group(group: Node, node: Node) -> Node:
         if _name_of(out):  # the input that held the name may be gone now
             inner.debug_name = out.debug_name
     return clone
-
-
-def _destroy(node: Node) -> None:
-    """Destroy ``node`` (now inside a group) and the constants only it read."""
-    inputs = node.inputs
-    node.destroy()
-    for v in inputs:
-        if v.is_constant() and not v.has_uses() and not v.node().destroyed:
-            v.node().destroy()
 
 
 def _name_of(v: Value) -> Optional[str]:

@@ -22,7 +22,7 @@ j, m, k_1..k_m`` is piece ``j`` of ``chunk(chunks, dim)`` of the broadcast of in
 is the broadcast of the leaves' shapes; its device is input 0's.
 
 A value computed by an op that does not broadcast its operands (``type_as``,
-``masked_fill``, a reduction, ``split`` by sizes), or whose dtype is not known, keeps its
+``masked_fill``, a reduction, ``split`` by sizes, ``prim::FusedConcat``), or whose dtype is not known, keeps its
 output.
 
 Reference: PyTorch's ``graph_fuser.cpp`` (``removeOutputsUsedOnlyInSize``,
@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ember.jit.autodiff import BROADCAST_META, REDUCE_META, TENSOR_META
-from ember.jit.fuser import BROADCASTING_CHUNK, FUSIBLE_KINDS
+from ember.jit.fuser import BROADCASTING_CHUNK, FUSED_CONCAT, FUSIBLE_KINDS
 from ember.jit.ir import Block, Node, Value, prim
 from ember.jit.ir_types import AnyType, ListType, TensorType
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
@@ -42,7 +42,7 @@ __all__ = ["BROADCAST_META", "sink_metas", "metas_from_group_inputs", "earliest"
 
 # ops whose result is not the broadcast of their tensor operands
 _NOT_BROADCASTING = frozenset({"ember::type_as", "ember::masked_fill", "ember::split",
-                               "ember::split.sizes"})
+                               "ember::split.sizes", FUSED_CONCAT})
 
 
 def sink_metas(block: Block) -> None:
