@@ -165,7 +165,16 @@ def can_lower_node(node) -> Optional[str]:
                 return f"{kind}: a tensor of unknown dtype"
             if t.dtype not in _SUPPORTED_DTYPES:
                 return f"{kind}: dtype {t.dtype} has no Triton kernel"
-    if kind in CHUNK_KINDS or kind in ops.SUPPORTED_KINDS or kind == FUSED_CONCAT:
+    if kind == FUSED_CONCAT:
+        known = [t.sizes for t in map(_tensor_type, node.inputs) if t and t.sizes is not None]
+        for sizes in known[1:]:
+            if len(sizes) != len(known[0]) or any(
+                    a is not None and b is not None and a != b
+                    for a, b in zip(sizes, known[0])):
+                return (f"{kind} of pieces of shapes {[list(k) for k in known]}: one kernel "
+                        f"walks one shape")
+        return None
+    if kind in CHUNK_KINDS or kind in ops.SUPPORTED_KINDS:
         return None
     if kind in REDUCTION_KINDS or kind in ROW_KINDS:
         rank = _tensor_type(node.inputs[0]).rank if _tensor_type(node.inputs[0]) else None

@@ -60,6 +60,11 @@ CASES = [
     (lambda a, b: (a * b + 0.5).sigmoid() - b,
      lambda: (t(8, 9).to(E.bfloat16), t(8, 9).to(E.bfloat16))),
     (lambda a, b: (a > b) | (a == 3), lambda: (t(6, 7, dtype=np.int8), t(6, 7, dtype=np.int8))),
+    # FusedConcat: pieces stored into slices of one buffer, an input piece copied
+    (lambda a, b: E.cat([(a * b).sigmoid(), a, (a - b).tanh()], 1), lambda: (t(8, 5), t(8, 5))),
+    (lambda h, x: E.cat([h.exp(), x.sigmoid()], 0),
+     lambda: (t(2, 8, dtype=np.float16), t(2, 8))),
+    (lambda a: E.cat([F.softmax(a, -1), F.log_softmax(a, -1)], -1), lambda: (t(6, 37),)),
 ]
 
 

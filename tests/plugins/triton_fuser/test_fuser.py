@@ -217,6 +217,76 @@ def test_bool_and_promotion(fuser):
     check(lambda i, f: (i + f) * 0.5 + i / 3, x, y)
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_fused_concat_of_computed_pieces(fuser, dim):
+    fn = lambda x, y: E.cat([(x * y).sigmoid(), (x - y).tanh(), x * y], dim)  # noqa: E731
+    traced = check(fn, tensor(3, 5), tensor(3, 5))
+    (group,) = groups(traced, tensor(3, 5), tensor(3, 5))
+    assert [n.kind for n in group.g("Subgraph").nodes()][-1] == "prim::FusedConcat"
+    for rows in (1, 6):     # another batch size: the same kernel, a new layout
+        x, y = tensor(rows, 5), tensor(rows, 5)
+        np.testing.assert_allclose(traced(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)
+    assert jit_fuser.fusion_fallbacks() == []
+
+
+def test_fused_concat_copies_input_pieces_and_repeats(fuser):
+    def fn(x, y):
+        s = x.sigmoid()
+        return E.cat([s, y, s, x], 1)
+    check(fn, tensor(4, 3), tensor(4, 3))
+
+
+def test_fused_concat_promotes_and_casts_each_piece(fuser):
+    # a float16 piece and a float32 piece: cat's result is float32
+    fn = lambda h, x: E.cat([h.exp(), x.sigmoid(), h], 0)  # noqa: E731
+    check(fn, tensor(2, 8, dtype=np.float16), tensor(2, 8), rtol=2e-3, atol=1e-3)
+    ints = lambda i, j: E.cat([i * j, i + j], 1)  # noqa: E731
+    check(ints, E.tensor(RNG.integers(-9, 9, (3, 4)).astype(np.int32)),
+          E.tensor(RNG.integers(-9, 9, (3, 4)).astype(np.int32)))
+
+
+def test_fused_concat_of_broadcast_pieces(fuser):
+    # pieces (4, 1) and (4, 6): the first is stored once per row, whatever the walk
+    fn = lambda a, b: E.cat([a.exp(), (a * b).tanh()], 1)  # noqa: E731
+    check(fn, tensor(4, 1), tensor(4, 6))
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_fused_concat_in_a_row_kernel(fuser, dim):
+    fn = lambda x: E.cat([F.softmax(x, -1), F.log_softmax(x, -1)], dim)  # noqa: E731
+    check(fn, tensor(5, 7))
+
+
+def test_fused_concat_shape_mismatch_raises_cats_error(fuser):
+    fn = lambda x, y: E.cat([x.exp() * 2, y.tanh() * 2], 0)  # noqa: E731
+    traced = E.jit.trace(fn, (tensor(3, 4), tensor(2, 4)), check_trace=False)
+    with pytest.raises(Exception, match=r"cat\(\): sizes of tensors must match"):
+        traced(tensor(3, 4), tensor(2, 5))
+    # pieces of different row counts are right too, run unfused: one kernel walks one
+    # shape (as PyTorch's FusedConcat, whose pieces share one size)
+    jit_fuser.clear_fusion_fallbacks()
+    x, y = tensor(3, 4), tensor(2, 4)
+    np.testing.assert_allclose(traced(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)
+    (record,) = jit_fuser.fusion_fallbacks()
+    assert "do not broadcast" in record.reason
+
+
+@pytest.mark.parametrize("a, b, fuses", [("Float(2, 4)", "Float(3, 4)", False),
+                                         ("Float(2, 4)", "Float(2, 4, 1)", False),
+                                         ("Float(*, 4)", "Float(3, 4)", True),
+                                         ("Float(2, 4)", "Float(2, 4)", True)])
+def test_fused_concat_of_pieces_known_to_differ_is_refused(a, b, fuses):
+    from ember.jit.parser import parse_ir
+    from ember_triton_fuser.lowering import can_lower_node
+    g = parse_ir(f"""graph(%a : {a}, %b : {b}):
+  %c : Float(*, *) = prim::FusedConcat[dim=0](%a, %b)
+  return (%c)""")
+    (node,) = g.nodes()
+    reason = can_lower_node(node)
+    assert (reason is None) == fuses, reason
+    assert fuses or "one kernel walks one shape" in reason
+
+
 def test_kernels_are_cached_across_batch_sizes(fuser):
     traced = E.jit.trace(chain10, (tensor(4, 8), tensor(4, 8)), check_trace=False)
     traced(tensor(4, 8), tensor(4, 8))
@@ -314,6 +384,15 @@ def test_backward_through_fused_groups(fuser):
                if n.kind == "prim::DifferentiableGraph"]
     assert len(forward) == 1
     assert sum(n.kind == "prim::FusionGroup" for n in forward[0].g("Subgraph").nodes()) == 1
+    # and so is the backward: its two sibling groups and the cat of the gate gradients
+    # became one group ending in prim::FusedConcat
+    backward = [bp["graph"] for plan in traced.get_debug_state()["execution_plans"].values()
+                for b in plan["backward_executors"] for bp in b["execution_plans"].values()]
+    assert backward
+    for g in backward:
+        (group,) = [n for n in g.nodes() if n.kind == "prim::FusionGroup"]
+        assert list(group.g("Subgraph").nodes())[-1].kind == "prim::FusedConcat"
+        assert not any(n.kind == "ember::cat" for n in g.nodes())
 
 
 def test_fuser_requires_interpret_off_cuda():
