@@ -22,8 +22,8 @@ j, m, k_1..k_m`` is piece ``j`` of ``chunk(chunks, dim)`` of the broadcast of in
 is the broadcast of the leaves' shapes; its device is input 0's.
 
 A value computed by an op that does not broadcast its operands (``type_as``,
-``masked_fill``, a reduction, ``split`` by sizes, ``prim::FusedConcat``), or whose dtype is not known, keeps its
-output.
+``masked_fill``, a reduction, ``split`` by sizes, ``prim::FusedConcat``), or whose dtype
+is not known, keeps its output.
 
 Reference: PyTorch's ``graph_fuser.cpp`` (``removeOutputsUsedOnlyInSize``,
 ``buildShapeExpressions``) and ``prim::BroadcastSizes``.
