@@ -121,6 +121,53 @@ def kinds(graph) -> list:
     return [n.kind for n in graph.all_nodes()]
 
 
+def graph_inputs(graph, seed=0) -> list:
+    """Random tensors for a graph whose inputs are all ``Float(sizes..., device=cpu)`` or
+    ``Bool(sizes...)``: float32 values in [-2, 2), bools where those are positive."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-2, 2, v.type.sizes) for v in graph.inputs]
+    return [E.tensor(a > 0 if v.type.dtype == E.bool else a.astype(np.float32))
+            for a, v in zip(arrays, graph.inputs)]
+
+
+def fused_graph(text: str):
+    """``text`` parsed and fused by FuseGraph (with the fusers registered now), linted,
+    and checked on :func:`graph_inputs` against the unfused graph: equal tensors, equal
+    metas (shape, dtype, device), None where the unfused graph gives None. Returns it."""
+    import ember.jit.differentiable_graph  # noqa: F401 - registers the meta prims
+    from ember.jit.parser import parse_ir
+    from ember.jit.passes.fuse_graph import fuse_graph
+    g = parse_ir(text)
+    fuse_graph(g)
+    g.lint()
+    args = graph_inputs(g)
+    for got, want in zip(run_graph(g, args), run_graph(parse_ir(text), args)):
+        if want is None or not isinstance(want, E.Tensor):
+            assert (got is None) == (want is None)
+            if want is not None:
+                assert (got.shape, got.dtype, got.device) == (want.shape, want.dtype,
+                                                              want.device)
+        else:
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    return g
+
+
+def assert_fuses_to(before: str, after: str, run: bool = True) -> None:
+    """FuseGraph turns IR ``before`` into IR ``after`` (compared canonicalized); with
+    ``run``, the fused graph computes what ``before`` does (:func:`fused_graph`)."""
+    from ember.jit.parser import parse_ir
+    from ember.jit.passes import canonicalize
+    from ember.jit.passes.fuse_graph import fuse_graph
+    if run:
+        g = fused_graph(before)
+    else:
+        g = parse_ir(before)
+        assert fuse_graph(g) is None
+        g.lint()
+    assert str(canonicalize(g)) == str(canonicalize(parse_ir(after)))
+
+
 class ReferenceFuser(Fuser):
     """A test fuser for "cpu" that "compiles" a FusionGroup's subgraph into a closure
     interpreting it (results equal unfused), so FuseGraph's grouping can be checked on CPU

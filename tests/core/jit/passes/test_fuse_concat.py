@@ -11,28 +11,9 @@ from ember.jit.fuser import FUSED_CONCAT, using_fuser
 from ember.jit.interpreter import JitRuntimeError, run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes.fuse_graph import fuse_graph
-from helpers import ReferenceFuser, literal_blocks
+from helpers import ReferenceFuser, fused_graph, literal_blocks
 
 F = "Float(2, 4, device=cpu)"
-
-
-def tensors(graph, seed=0):
-    rng = np.random.default_rng(seed)
-    return [E.tensor(rng.uniform(-2, 2, v.type.sizes).astype(np.float32))
-            for v in graph.inputs]
-
-
-def fused(text: str):
-    """``text`` parsed and fused; checks lint and that the result equals the unfused run."""
-    g = parse_ir(text)
-    fuse_graph(g)
-    g.lint()
-    ref = parse_ir(text)
-    args = tensors(ref)
-    for got, want in zip(run_graph(g, args), run_graph(ref, args)):
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
-    return g
 
 
 def kinds(graph) -> list:
@@ -52,7 +33,7 @@ def group_kinds(graph) -> list:
 def test_docstring_example(fuser):
     before, after = literal_blocks(importlib.import_module(
         "ember.jit.passes.fuse_concat").__doc__)
-    g = fused(before)
+    g = fused_graph(before)
     assert str(g) == after
 
 
@@ -76,7 +57,7 @@ def cat_of(pieces: str, dim: int = 1, extra: str = "", out: str = "%c",
                                         (1, "Float(2, 8, device=cpu)"),
                                         (-1, "Float(2, 8, device=cpu)")])
 def test_sibling_groups_become_one(fuser, dim, sizes):
-    g = fused(cat_of("%s, %t", dim=dim, sizes=sizes))
+    g = fused_graph(cat_of("%s, %t", dim=dim, sizes=sizes))
     assert kinds(g) == ["prim::FusionGroup"]
     (inner,) = group_kinds(g)
     assert inner[-1] == FUSED_CONCAT and sorted(inner[:-1]) == sorted(
@@ -86,14 +67,14 @@ def test_sibling_groups_become_one(fuser, dim, sizes):
 
 
 def test_a_piece_read_after_the_cat_is_also_a_group_output(fuser):
-    g = fused(cat_of("%s, %t", out="%c, %s"))
+    g = fused_graph(cat_of("%s, %t", out="%c, %s"))
     (group,) = [n for n in g.nodes() if n.kind == "prim::FusionGroup"]
     assert [v.debug_name for v in group.outputs] == ["c", "s"]
 
 
 def test_input_pieces_join_as_group_inputs(fuser):
     # %x is not computed: it enters the group and the kernel copies it into its slice
-    g = fused(cat_of("%s, %x, %s", sizes="Float(2, 12, device=cpu)"))
+    g = fused_graph(cat_of("%s, %x, %s", sizes="Float(2, 12, device=cpu)"))
     (group,) = [n for n in g.nodes() if n.kind == "prim::FusionGroup"]
     assert kinds(group.g("Subgraph")) == ["ember::mul", "ember::sigmoid", FUSED_CONCAT]
     assert [v.debug_name for v in group.inputs] == ["x", "y"]
@@ -121,7 +102,7 @@ def test_producer_with_a_use_before_the_cat_stays_out(fuser):
         "  %l : Tensor[]", "  %m : Float(2, 2, device=cpu) = ember::mm(%s, %w)\n  %l : Tensor[]"
     ).replace(f"%y : {F})", f"%y : {F}, %w : Float(4, 2, device=cpu))").replace(
         "return (%c)", "return (%c, %m)")
-    g = fused(text)
+    g = fused_graph(text)
     groups = group_kinds(g)
     assert ["ember::mul", "ember::sigmoid"] in groups
     assert ["ember::sub", "ember::tanh", FUSED_CONCAT] in groups
@@ -139,7 +120,7 @@ def test_a_concat_group_is_not_merged_into_a_later_consumer(fuser):
     # mul that reads the whole buffer
     text = cat_of("%s, %t", extra="  %d : Float(2, 8, device=cpu) = ember::mul(%c, %c)\n"
                   "  %e : Float(2, 8, device=cpu) = ember::exp(%d)\n", out="%e")
-    g = fused(text)
+    g = fused_graph(text)
     fuse_graph(g)
     g.lint()
     groups = group_kinds(g)
@@ -148,7 +129,7 @@ def test_a_concat_group_is_not_merged_into_a_later_consumer(fuser):
 
 
 def test_unfused_concat_raises_cats_error(fuser):
-    g = fused(f"""graph(%x : {F}, %y : {F}):
+    g = fused_graph(f"""graph(%x : {F}, %y : {F}):
   %zero : int = prim::Constant[value=0]()
   %a : {F} = ember::exp(%x)
   %s : {F} = ember::sigmoid(%a)
@@ -201,5 +182,5 @@ def test_lstm_backward_is_one_group_with_exact_gradients(fuser):
 def test_reference_fuser_compiles_concat_groups():
     f = ReferenceFuser()
     with using_fuser("cpu", f):
-        fused(cat_of("%s, %t"))
+        fused_graph(cat_of("%s, %t"))
     assert any(FUSED_CONCAT in [n.kind for n in sg.nodes()] for sg in f.compiled)

@@ -6,39 +6,12 @@ read by ``prim::TensorMeta``); a reference fuser stands in for the Triton one, a
 rewritten graph is run against the original: same results, metas of the same shape,
 dtype and device.
 """
-import numpy as np
 import pytest
 
 import ember as E
 from ember.errors import ShapeError
-from ember.jit.differentiable_graph import TensorMeta, broadcast_meta, cat_meta, tensor_meta
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
-from ember.jit.passes.fuse_graph import fuse_graph
-
-
-def tensors(graph, seed=0):
-    rng = np.random.default_rng(seed)
-    arrays = [rng.uniform(-2, 2, v.type.sizes) for v in graph.inputs]
-    return [E.tensor(a > 0 if v.type.dtype == E.bool else a.astype(np.float32))
-            for a, v in zip(arrays, graph.inputs)]
-
-
-def fused(text: str):
-    """The fused graph, checked against the unfused one on random inputs."""
-    import ember.jit.differentiable_graph  # noqa: F401 - runs the meta prims
-    g = parse_ir(text)
-    fuse_graph(g)
-    g.lint()
-    args = tensors(g)
-    for got, want in zip(run_graph(g, args), run_graph(parse_ir(text), args)):
-        if want is None:  # a ReduceMeta: no reduction needed
-            assert got is None
-        elif isinstance(want, TensorMeta):
-            assert (got.shape, got.dtype, got.device) == (want.shape, want.dtype, want.device)
-        else:
-            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
-    return g
+from ember.jit.differentiable_graph import broadcast_meta, cat_meta, tensor_meta
+from helpers import fused_graph
 
 
 def kinds(g) -> list:
@@ -62,7 +35,7 @@ CHAIN = """graph(%x : Float(3, 1, device=cpu), %y : Float(4, device=cpu)):
 
 
 def test_outputs_read_only_by_metas_are_not_stored(fuser):
-    g = fused(CHAIN)
+    g = fused_graph(CHAIN)
     assert kinds(g).count("prim::FusionGroup") == 1
     assert len(group_of(g).outputs) == 1  # %c only: %a and %b were stored for metas
     assert kinds(g).count("prim::BroadcastMeta") == 1  # %a and %b share one recipe
@@ -70,7 +43,7 @@ def test_outputs_read_only_by_metas_are_not_stored(fuser):
 
 
 def test_an_output_read_elsewhere_stays(fuser):
-    g = fused(CHAIN.replace("return (%c, %r, %am)", "return (%c, %r, %am, %b)"))
+    g = fused_graph(CHAIN.replace("return (%c, %r, %am)", "return (%c, %r, %am, %b)"))
     assert len(group_of(g).outputs) == 2
     assert kinds(g).count("prim::BroadcastMeta") == 1  # %a's meta still comes from inputs
 
@@ -85,13 +58,13 @@ def test_ops_that_do_not_broadcast_keep_their_output(fuser, op):
   %am : Any = prim::TensorMeta(%a)
   %b : Float(3, 4, device=cpu) = ember::exp(%a)
   return (%b, %am)"""
-    g = fused(text)
+    g = fused_graph(text)
     assert kinds(g).count("prim::FusionGroup") == 1 and "prim::BroadcastMeta" not in kinds(g)
     assert len(group_of(g).outputs) == 2
 
 
 def test_unknown_dtype_keeps_the_output(fuser):
-    g = fused(CHAIN.replace("%a : Float(3, 4, device=cpu)", "%a : Tensor(device=cpu)"))
+    g = fused_graph(CHAIN.replace("%a : Float(3, 4, device=cpu)", "%a : Tensor(device=cpu)"))
     group = group_of(g)
     (meta,) = [n for n in g.nodes() if n.kind == "prim::TensorMeta"]
     assert meta.input().node() is group  # %a is stored for its meta; %b's is computed
@@ -112,7 +85,7 @@ def test_uneven_chunk_pieces_and_cat_meta(fuser):
   %cm : Any = prim::TensorMeta[cat_dim=1](%e, %c)
   %p : Float(2, 2, device=cpu) = ember::sigmoid(%c)
   return (%p, %lm, %em, %cm)"""
-    g = fused(text)
+    g = fused_graph(text)
     # the pieces feed two chains; the one computing %e is read only for its shape, so
     # its group goes and both metas come from the BroadcastingChunk's pieces
     assert kinds(g).count("prim::FusionGroup") == 1
