@@ -168,6 +168,13 @@ def assert_fuses_to(before: str, after: str, run: bool = True) -> None:
     assert str(canonicalize(g)) == str(canonicalize(parse_ir(after)))
 
 
+def backward_graphs(traced) -> list:
+    """The optimized backward graphs of every grad-on plan of traced function ``traced``
+    (its DifferentiableGraphs' ``df`` plans)."""
+    return [bp["graph"] for p in traced.get_debug_state()["execution_plans"].values()
+            for e in p["backward_executors"] for bp in e["execution_plans"].values()]
+
+
 class ReferenceFuser(Fuser):
     """A test fuser for "cpu" that "compiles" a FusionGroup's subgraph into a closure
     interpreting it (results equal unfused), so FuseGraph's grouping can be checked on CPU

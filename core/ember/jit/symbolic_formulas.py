@@ -26,7 +26,13 @@ compiles:
   (``where(c, g, 0.0)``, ``self.cos()``, ``result.pow(3)``) and of the matrix ops
   ``MATRIX_KINDS`` (``grad.mm(mat2.t())``, ``grad.transpose(dim0, dim1)``), keyword
   arguments and schema defaults included, where the formula's name is the ember function
-  (or Tensor method) of that op.
+  (or Tensor method) of that op;
+- ``&`` and ``|`` (``bitwise_and``/``bitwise_or``, as on bool masks);
+- ``isinstance(x, Tensor)`` (a constant is not), ``and``, ``or`` and ``not`` on numbers,
+  decided at compile time;
+- the helpers of ``ember.autograd.formulas`` that ``HELPERS`` writes out as formulas of
+  the above (``pow_backward_self``, ``clamp_backward``, ...), with the helper's arguments
+  bound to the caller's terms.
 
 Anything else (attribute reads such as ``self.shape``, helpers such as ``sum_to``,
 reductions) raises :class:`NotSymbolic` before any node is made; the caller keeps the
@@ -47,12 +53,42 @@ from ember.jit.ir import Block, Value
 from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
 
-__all__ = ["MATRIX_KINDS", "NotSymbolic", "compile_formula", "parse_formula"]
+__all__ = ["HELPERS", "MATRIX_KINDS", "NotSymbolic", "compile_formula", "parse_formula"]
 
 # Ops besides the pointwise ones that formulas may call: the matrix products and the
 # transposes their formulas read (mm's ``grad.mm(mat2.t())``), so the backward of a
 # linear layer is ops too (PyTorch's symbolic_script writes mm's and t's gradients)
 MATRIX_KINDS = frozenset({"ember::mm", "ember::bmm", "ember::t", "ember::transpose"})
+
+#: Helpers of :mod:`ember.autograd.formulas` written out as formulas: signature ->
+#: expression, in which the signature's names are the only ones bound. Each one does the
+#: helper's arithmetic in the helper's order (its bool masks may be built otherwise), so
+#: a compiled gradient equals the eager one bit for bit (PyTorch's symbolic_script writes
+#: the same gradients: ``pow_0``/``pow_1`` and ``clamp_1``). ``zeros_like(grad)``
+#: is ``where(grad < grad, grad, 0.0)``: the test is False even for NaN, and the result has
+#: grad's (floating) dtype. ``is None`` does not compile on a tensor, so an optional
+#: argument is tested with ``isinstance`` first. A number base (``2 ** x``) does not
+#: compile: the helper takes the log of ``tensor(self, dtype=result.dtype)``, which no
+#: pointwise op computes.
+HELPERS = {
+    "pow_backward_self(grad, self, exponent)":
+        "where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))"
+        " if isinstance(exponent, Tensor) else"
+        " where(grad < grad, grad, 0.0) if exponent == 0 else"
+        " grad * exponent * self.pow(exponent - 1)",
+    "pow_backward_exponent(grad, self, exponent, result)":
+        "where((self == 0) & (exponent >= 0), 0.0, grad * result * self.log())",
+    "clamp_backward(grad, self, min, max)":  # the forward raises when both are None
+        "where(self <= max, grad, 0.0) if not isinstance(min, Tensor) and min is None else"
+        " where(self >= min, grad, 0.0) if not isinstance(max, Tensor) and max is None else"
+        " where((self >= min) & (self <= max), grad, 0.0)",
+    "clamp_backward_min(grad, self, min, max)":  # max wins ties: never when min >= max
+        "where(self < min, grad, 0.0) if not isinstance(max, Tensor) and max is None else"
+        " where((self < min) & (min < max), grad, 0.0)",
+    "clamp_backward_max(grad, self, min, max)":
+        "where(self > max, grad, 0.0) if not isinstance(min, Tensor) and min is None else"
+        " where((self > max) | (min > max), grad, 0.0)",
+}
 
 
 class NotSymbolic(Exception):
@@ -73,14 +109,15 @@ class _Num:
 
 _Term = Union[_Op, Value, _Num]
 
-_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+           ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or"}
 _COMPARE = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq",
             ast.NotEq: "ne"}
 _FLIPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-         ast.Div: operator.truediv, ast.Pow: operator.pow, ast.Gt: operator.gt,
-         ast.Lt: operator.lt, ast.GtE: operator.ge, ast.LtE: operator.le, ast.Eq: operator.eq,
-         ast.NotEq: operator.ne}
+         ast.Div: operator.truediv, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+         ast.BitOr: operator.or_, ast.Gt: operator.gt, ast.Lt: operator.lt,
+         ast.GtE: operator.ge, ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _SCALARS = (type(None), bool, int, float, str)
 
 
@@ -118,8 +155,20 @@ def _is_tensor(v: Value) -> bool:
     return isinstance(v.type, TensorType)
 
 
+@lru_cache(maxsize=None)
+def _helper(name: str):
+    """``(parameter names, parsed expression)`` of the ``HELPERS`` entry for ``name``, or
+    None when there is none."""
+    for signature, expression in HELPERS.items():
+        call = ast.parse(signature, mode="eval").body
+        if call.func.id == name:
+            return tuple(a.id for a in call.args), parse_formula(expression)
+    return None
+
+
 class _Lowering:
-    """The expression as a tree of terms; checks everything before a node is made."""
+    """The expression as a tree of terms; checks everything before a node is made. ``env``
+    maps names to graph values, or (in a helper's body) to the caller's terms."""
 
     def __init__(self, env: dict):
         self.env = env
@@ -137,7 +186,7 @@ class _Lowering:
         if e.id not in self.env:
             raise NotSymbolic(f"the name {e.id!r} is not an argument or result of the op")
         v = self.env[e.id]
-        if _is_tensor(v):
+        if isinstance(v, (_Op, _Num)) or _is_tensor(v):
             return v
         if v.node().kind != prim.Constant:
             raise NotSymbolic(f"{e.id!r} is not a tensor and not a constant")
@@ -165,8 +214,8 @@ class _Lowering:
                 return _Op("ember::add", (b, a, one))
             if op == "sub":
                 return _Op("ember::rsub", (b, a, one))
-            if op == "mul":
-                return _Op("ember::mul", (b, a))
+            if op in ("mul", "bitwise_and", "bitwise_or"):
+                return _Op(f"ember::{op}", (b, a))
             if op == "div":
                 return _Op("ember::div", (a, b, _Num(None)))
             raise NotSymbolic(f"a number raised to a tensor power ({ast.unparse(e)!r})")
@@ -189,9 +238,22 @@ class _Lowering:
             raise NotSymbolic(f"the comparison in {ast.unparse(e)!r}")
         if isinstance(a, _Num) and isinstance(b, _Num):
             return _fold(_FOLD[type(op)], (a, b), e)
+        if any(isinstance(x, _Num) and not isinstance(x.value, (bool, int, float))
+               for x in (a, b)):  # eager: ``t == None`` is False, ``t < None`` raises
+            raise NotSymbolic(f"a tensor compared with a non-number ({ast.unparse(e)!r})")
         if isinstance(a, _Num):
             a, b, name = b, a, _FLIPPED[name]
         return _Op(f"ember::{name}", (a, b))
+
+    def _BoolOp(self, e: ast.BoolOp) -> _Term:
+        # Python's short circuit: the operands after the deciding one are not lowered
+        for operand in e.values[:-1]:
+            x = self.term(operand)
+            if not isinstance(x, _Num):
+                raise NotSymbolic(f"'and'/'or' on a tensor ({ast.unparse(e)!r})")
+            if bool(x.value) == isinstance(e.op, ast.Or):
+                return x
+        return self.term(e.values[-1])
 
     def _IfExp(self, e: ast.IfExp) -> _Term:
         test = self.term(e.test)
@@ -200,6 +262,8 @@ class _Lowering:
         return self.term(e.body if test.value else e.orelse)
 
     def _Call(self, e: ast.Call) -> _Term:
+        if isinstance(e.func, ast.Name) and e.func.id == "isinstance":
+            return self._isinstance(e)
         args = [self.term(a) for a in e.args]
         if any(isinstance(a, ast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
@@ -221,11 +285,31 @@ class _Lowering:
             if not isinstance(s, _Num):
                 raise NotSymbolic(f"maybe_multiply by a tensor ({ast.unparse(e)!r})")
             return g if s.value == 1 else _Op("ember::mul", (g, s))
+        helper = _helper(name)
+        if helper is not None:
+            return self._expand(helper, args, kwargs, e)
         import ember
         from ember.autograd.codegen import namespace
         if namespace().get(name) is not getattr(ember, name, None):
             raise NotSymbolic(f"{name!r} is a formula helper, not an ember op")
         return _op_call(name, args, kwargs, e)
+
+    def _isinstance(self, e: ast.Call) -> _Num:
+        """``isinstance(x, Tensor)``, known at compile time."""
+        if len(e.args) != 2 or e.keywords or not isinstance(e.args[1], ast.Name) or \
+                e.args[1].id != "Tensor":
+            raise NotSymbolic(f"isinstance other than isinstance(x, Tensor) ({ast.unparse(e)!r})")
+        return _Num(not isinstance(self.term(e.args[0]), _Num))
+
+    def _expand(self, helper: tuple, args: list, kwargs: dict, e: ast.Call) -> _Term:
+        """A ``HELPERS`` entry's expression with its parameters bound to ``args`` and
+        ``kwargs`` (terms of the caller); it sees no other name."""
+        params, body = helper
+        if len(args) > len(params) or set(kwargs) - set(params[len(args):]) or \
+                len(args) + len(kwargs) != len(params):
+            raise NotSymbolic(f"{ast.unparse(e)!r} does not match the helper's parameters "
+                              f"{params}")
+        return _Lowering({**dict(zip(params, args)), **kwargs}).term(body)
 
 
 def _num(value, e: ast.expr) -> _Num:

@@ -1,21 +1,21 @@
 """differentiate() with symbolic formulas (ember.jit.symbolic_formulas): the gradients of
 every fusible op, of the matrix ops, of mixed dtypes and of a traced LSTM cell match eager
-autograd (float64), numerical gradcheck and gradgradcheck; backward plans keep opaque
-formulas only where a formula does not compile, and reductions only where shapes need
-them."""
+autograd, numerical gradcheck and gradgradcheck (pow and clamp at their edge values:
+test_symbolic_helpers.py); backward plans keep opaque formulas only where a formula does
+not compile, and reductions only where shapes need them."""
+
 import pytest
 
 import ember as E
 import ember.jit
 import ember.nn.functional as F
 from ember.jit.autodiff import AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE, differentiate
-from ember.jit.executor import autodiff_subgraph_inlining
 from ember.jit.fuser import FUSIBLE_KINDS
 from ember.jit.interpreter import run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes.lower_grad_of import lower_grad_of
 from ember.ops import DERIVATIVES
-from helpers import assert_same, kinds, rand
+from helpers import assert_same, backward_graphs, kinds, rand
 
 
 # ---- 2. differentiate() on every fusible op --------------------------------------------------
@@ -87,12 +87,13 @@ OP_CASES = {
     "where": ("ember::where", lambda c, a, b: E.where(c > 0, a, b), 3, None),
     "clamp[tensor]": ("ember::clamp", lambda a, lo, hi: a.clamp(lo - 1, hi + 1), 3, None),
 }
-# Ops whose backward must compile to ember:: ops. pow does not (its formula calls the
-# helper pow_backward_self): see the strict xfail below.
+# Ops whose backward must compile to ember:: ops (pow's and clamp's through the HELPERS
+# expansions of pow_backward_self, clamp_backward, ...)
 EXPECTED_SYMBOLIC = {"add", "sub[alpha]", "mul", "div", "neg", "exp", "log", "sin", "cos",
                      "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal", "clamp_min",
                      "clamp_max", "clamp_min[tensor]", "clamp_max[tensor]", "masked_fill",
-                     "lerp.Scalar", "lerp.Tensor", "where"}
+                     "lerp.Scalar", "lerp.Tensor", "where", "pow", "pow[tensor]", "clamp",
+                     "clamp[tensor]"}
 SHAPES = {"same": ((3, 4), (3, 4), (3, 4)),
           "row_col": ((3, 4), (4,), (3, 1)),   # the first input has the output's shape
           "col_row": ((3, 1), (4,), (3, 4))}   # the first two inputs are broadcast
@@ -177,9 +178,10 @@ def test_which_ops_compile_symbolically():
     assert EXPECTED_SYMBOLIC <= set(symbolic), EXPECTED_SYMBOLIC - set(symbolic)
 
 
-@pytest.mark.xfail(strict=True, reason="derivatives.yaml writes its formula with the "
-                   "helper pow_backward_self, which does not compile")
-def test_pow_compiles_symbolically(case="pow"):
+@pytest.mark.parametrize("case", ["pow", "pow[tensor]", "clamp", "clamp[tensor]"])
+def test_helper_formulas_compile_symbolically(case):
+    # derivatives.yaml writes these with helpers (pow_backward_self, clamp_backward, ...),
+    # which symbolic_formulas.HELPERS writes out as pointwise formulas
     assert is_symbolic(traced_gradient(case)[0])
 
 
@@ -212,21 +214,6 @@ def test_non_constant_scalars_fall_back_next_to_symbolic_ops():
 
 
 # ---- 3. dtype promotion through the GraphExecutor -------------------------------------------
-def backward_graphs(traced) -> list:
-    """The optimized backward graphs of every grad-on plan."""
-    return [bp["graph"] for p in traced.get_debug_state()["execution_plans"].values()
-            for e in p["backward_executors"] for bp in e["execution_plans"].values()]
-
-
-@pytest.fixture
-def every_node_a_subgraph():
-    """Even a one-op graph becomes a DifferentiableGraph (no inlining)."""
-    previous = autodiff_subgraph_inlining()
-    ember.jit.debug_set_autodiff_subgraph_inlining(False)
-    yield
-    ember.jit.debug_set_autodiff_subgraph_inlining(previous)
-
-
 @pytest.mark.parametrize("shape_b", [(3, 4), (4,)])
 def test_mixed_dtype_gradients_keep_the_input_dtypes(every_node_a_subgraph, shape_b):
     """float32 * float64: each gradient has its input's dtype (and shape), as in eager."""
@@ -272,16 +259,11 @@ def test_symbolic_op_gradcheck_and_gradgradcheck(every_node_a_subgraph, case):
     assert E.autograd.gradgradcheck(traced, inputs)
 
 
-CANONICALIZED = pytest.mark.xfail(strict=True, reason="canonicalize_ops (a required pass, "
-                                  "run before autodiff) rewrites clamp_min/clamp_max to "
-                                  "clamp(x, lo, None), whose formula is the clamp_backward "
-                                  "helper")
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=CANONICALIZED) if "clamp" in c else c
-                                  for c in sorted(EXPECTED_SYMBOLIC)])
+@pytest.mark.parametrize("case", sorted(EXPECTED_SYMBOLIC))
 def test_symbolic_op_backward_plan_has_no_autograd_formula(every_node_a_subgraph, case):
-    """What differentiate() compiles survives the executor's passes."""
+    """What differentiate() compiles survives the executor's passes (canonicalize_ops
+    rewrites clamp_min/clamp_max to clamp(x, lo, None), whose formula, the clamp_backward
+    helper, compiles with its None bound decided at compile time)."""
     traced, inputs = traced_broadcast_op(case)
     traced(*inputs).sum().backward()
     (bw,) = backward_graphs(traced)

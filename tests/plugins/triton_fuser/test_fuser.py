@@ -14,6 +14,7 @@ import ember.nn.functional as F
 from ember.jit import fuser as jit_fuser
 
 from ember_triton_fuser import TritonFuser, cache, codegen
+from helpers import backward_graphs
 
 pytestmark = pytest.mark.triton_interpreter
 RNG = np.random.default_rng(0)
@@ -386,8 +387,7 @@ def test_backward_through_fused_groups(fuser):
     assert sum(n.kind == "prim::FusionGroup" for n in forward[0].g("Subgraph").nodes()) == 1
     # and so is the backward: its two sibling groups and the cat of the gate gradients
     # became one group ending in prim::FusedConcat
-    backward = [bp["graph"] for plan in traced.get_debug_state()["execution_plans"].values()
-                for b in plan["backward_executors"] for bp in b["execution_plans"].values()]
+    backward = backward_graphs(traced)
     assert backward
     for g in backward:
         (group,) = [n for n in g.nodes() if n.kind == "prim::FusionGroup"]

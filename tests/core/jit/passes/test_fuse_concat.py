@@ -11,7 +11,7 @@ from ember.jit.fuser import FUSED_CONCAT, using_fuser
 from ember.jit.interpreter import JitRuntimeError, run_graph
 from ember.jit.parser import parse_ir
 from ember.jit.passes.fuse_graph import fuse_graph
-from helpers import ReferenceFuser, fused_graph, literal_blocks
+from helpers import ReferenceFuser, backward_graphs, fused_graph, literal_blocks
 
 F = "Float(2, 4, device=cpu)"
 
@@ -168,10 +168,7 @@ def test_lstm_backward_is_one_group_with_exact_gradients(fuser):
         E.autograd.backward(list(traced(*leaves)), seeds)
     for got, want in zip(leaves, eager):
         np.testing.assert_array_equal(got.grad.numpy(), want.grad.numpy())
-    backward = [bp["graph"]
-                for plan in traced.get_debug_state()["execution_plans"].values()
-                for b in plan["backward_executors"]
-                for bp in b["execution_plans"].values()]
+    backward = backward_graphs(traced)
     assert backward
     for g in backward:
         assert kinds(g).count("prim::FusionGroup") == 1
