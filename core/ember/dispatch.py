@@ -14,6 +14,7 @@ Kernels never see Tensors; Tensors never reach kernels.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Sequence
 
@@ -94,6 +95,41 @@ def check_tensor(v, op: str, name: str, pos: int):
     if not isinstance(v, _Tensor):
         raise arg_error(op, name, pos, "Tensor", v)
     return v
+
+
+def self_not_tensor_error(op: str, v, pos: int, more: bool) -> TypeError:
+    """The TypeError for a promoted ``self`` that is not a Tensor (``sin(2.0)``), where
+    PyTorch has no ``Scalar self`` overload (``number_self`` in native_functions.yaml).
+
+    PyTorch's text plus the way out: wrap the number in a tensor, or, for an op the
+    ``math`` module has, use it on Python numbers. ``more``: the op takes other arguments
+    (the suggested call shows ``, ...``).
+    """
+    err = arg_error(op, "self", pos, "Tensor", v)
+    rest = ", ..." if more else ""
+    if _t.scalar_kind(v) is not None:
+        n = v.item() if hasattr(v, "item") else v  # a numpy scalar shows as its number
+        hint = f"wrap the number in a tensor first: ember.{op}(ember.tensor({n!r}){rest})"
+        if callable(getattr(math, op, None)):
+            hint += f", or use math.{op}({n!r}{rest}) for Python numbers"
+        return TypeError(f"{err}; {hint}")
+    if isinstance(v, (list, tuple)):
+        return TypeError(f"{err}; wrap the values in a tensor first: "
+                         f"ember.{op}(ember.tensor(values){rest})")
+    if hasattr(v, "__array__") or hasattr(v, "__dlpack__"):
+        return TypeError(f"{err}; convert the array first: "
+                         f"ember.{op}(ember.as_tensor(array){rest})")
+    return err
+
+
+def no_tensor_error(op: str, values: Sequence, names: Sequence[str]) -> TypeError:
+    """The TypeError for an op whose promoted operands are all Python numbers where
+    PyTorch needs one Tensor among them (``pow(2, 3)``: ``number_self: with_tensor``)."""
+    got = " and ".join(type_name(v) for v in values)
+    which = " or ".join(f"'{n}'" for n in names)
+    args = ", ".join([f"ember.tensor({values[0]!r})"] + [repr(v) for v in values[1:]])
+    return TypeError(f"{op}(): expected a Tensor for {which}, got {got}; wrap one in a "
+                     f"tensor first: ember.{op}({args}), or compute with Python numbers")
 
 
 def check_optional_tensor(v, op: str, name: str, pos: int):

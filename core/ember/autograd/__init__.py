@@ -15,6 +15,7 @@ in-place ops on views.
 from __future__ import annotations
 
 from .. import dispatch as _d
+from ..errors import DeviceMismatchError, ShapeError
 from .engine import run_backward
 from .function import AccumulateGrad, Edge, Node, gradient_edge
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -54,14 +55,20 @@ def _tensors(x, what: str) -> list:
 
 
 def _make_grads(outputs, grads, create_graph: bool) -> list:
+    """One gradient per output: ``ones_like`` for a scalar output without one, the
+    caller's otherwise, checked and converted by ``_fit_gradient``."""
     from .. import ones_like
     from ..tensor import Tensor
     if grads is None:
         grads = [None] * len(outputs)
     elif isinstance(grads, Tensor):
         grads = [grads]
-    else:
+    elif isinstance(grads, (list, tuple)):
         grads = list(grads)
+    else:
+        raise TypeError(f"gradients must be a Tensor, a sequence of Tensors (None for scalar "
+                        f"outputs) or None, got {type(grads).__name__}; wrap a number in a "
+                        f"tensor of the output's shape, e.g. ember.full_like(output, value)")
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs; pass one "
                            f"per output (None for scalar outputs)")
@@ -75,12 +82,30 @@ def _make_grads(outputs, grads, create_graph: bool) -> list:
             g = ones_like(t)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient {i} must be a Tensor or None, got {type(g).__name__}")
-        elif g.shape != t.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                               f"{list(g.shape)} and output[{i}] has a shape of "
-                               f"{list(t.shape)}.")
+        elif g._data.shape != t._data.shape:
+            raise ShapeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                             f"{list(g.shape)} and output[{i}] has a shape of "
+                             f"{list(t.shape)}; pass a gradient of the output's shape")
+        elif g._type is not t._type or g._type.backend.device_count > 1:
+            g = _fit_gradient(i, t, g)
         out.append(g)
     return out
+
+
+def _fit_gradient(i: int, output, g):
+    """The caller's gradient ``g`` for output ``i``, on the output's device and of its
+    dtype, as PyTorch's engine makes it before the walk (``validate_outputs``): a gradient
+    of another dtype (float64 for float32, even int or bool) is cast; a 0-dim gradient on
+    another device is moved there; any other on another device raises
+    DeviceMismatchError, naming both devices and ``.to``."""
+    dev, gdev = output.device, g.device
+    if gdev != dev:
+        if g._data.ndim:
+            raise DeviceMismatchError(
+                f"invalid gradient at index {i} - expected device {dev} but got {gdev}; "
+                f"make the gradient on the output's device, or move it with .to('{dev}')")
+        return g.to(dtype=output.dtype, device=dev)
+    return g if g._type is output._type else g.to(dtype=output.dtype)
 
 
 def _roots(outputs) -> list:
@@ -103,12 +128,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     Args:
         tensors: Tensor(s) to differentiate; a non-scalar one needs a ``grad_tensors``
             entry of its shape.
+        grad_tensors: one gradient per tensor (None for a scalar one), of its shape; as in
+            PyTorch it is cast to the tensor's dtype, and a 0-dim one on another device is
+            moved to the tensor's device.
         retain_graph: keep saved tensors for another backward (default: ``create_graph``).
         create_graph: record the backward pass itself, for higher derivatives.
         inputs: only accumulate into these tensors (leaves, or non-leaves whose ``.grad``
             is then set as by ``retain_grad``).
     Raises RuntimeError for outputs that do not require grad, non-scalar outputs without
-    a gradient, and a second backward through freed saved tensors.
+    a gradient, and a second backward through freed saved tensors; ShapeError for a
+    gradient of another shape, DeviceMismatchError for one (not 0-dim) on another device,
+    TypeError for a gradient that is not a Tensor.
     """
     if tensors.__class__ is _d._Tensor and grad_tensors is None and inputs is None and \
             tensors._data.size == 1:  # loss.backward(): the common case, kept short
@@ -151,6 +181,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     """The gradients of ``outputs`` w.r.t. ``inputs``, without touching ``.grad``
     (``torch.autograd.grad``).
 
+    ``grad_outputs`` are checked and converted as ``backward``'s ``grad_tensors``.
     Returns a tuple with one Tensor per input (None for an unused input when
     ``allow_unused``; zeros with ``materialize_grads``). Raises RuntimeError if an input
     does not require grad, or is unused and ``allow_unused`` is not set.

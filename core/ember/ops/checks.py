@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .. import dispatch as _d
 from .. import types as _t
 
 CHECKS: dict[str, Callable] = {}
@@ -46,24 +45,3 @@ def no_bool(op: str, operands) -> None:
         raise RuntimeError(f"{op}(): subtraction, the `-` operator, with a bool tensor is not "
                            f"supported; if you are trying to invert a mask, use the `~` or "
                            f"logical_not() operator instead")
-
-
-@check("tensor_self")
-def tensor_self(op: str, operands) -> None:
-    """Refuse a ``self`` that is not a Tensor (``clamp(2.0, 0, 1)``), as PyTorch does.
-
-    The op still promotes, so its bounds may be numbers or tensors; but unlike the binary
-    ops (``2 - x`` reaches ``rsub``) nothing needs a number on the left, and the kernel
-    would get a bare Python number. Raises TypeError naming the way out, ``E.tensor``.
-    """
-    v = operands[0]
-    if isinstance(v, _d._Tensor):
-        return
-    err = _d.arg_error(op, "self", 1, "Tensor", v)
-    if _t.scalar_kind(v) is not None:
-        raise TypeError(f"{err}; to {op} a number, wrap it in a tensor first: "
-                        f"E.{op}(E.tensor({v!r}), ...)")
-    if isinstance(v, (list, tuple)):
-        raise TypeError(f"{err}; wrap the values in a tensor first: E.{op}(E.tensor(values), "
-                        f"...)")
-    raise err

@@ -76,6 +76,7 @@ def _namespace() -> dict:
         "_check_bool": _d.check_bool, "_check_bool_list": _d.check_bool_list,
         "_check_scalar": _d.check_scalar,
         "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
+        "_self_error": _d.self_not_tensor_error, "_no_tensor_error": _d.no_tensor_error,
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
         "_to_device_of": to_device_of,
         "_gen": _generator_arg, "_value_error": _d.kernel_value_error,
@@ -182,6 +183,26 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
     if t.base == "ScalarType":
         return [f"{n} = _check_dtype({args})"]
     return []  # Generator, Device, Layout, ...: converted where used
+
+
+def _self_guard(nf: NativeFunction, op: str) -> list[str]:
+    """Source lines that refuse a Python number as a promoted ``self`` where PyTorch does
+    (``sin(2.0)``; ``pow(2, 3)`` for ``number_self: with_tensor``); see native.py.
+
+    Promotion would take the number, so the guard goes where the wrappers reach promotion
+    (after their all-Tensor fast paths); its ``__class__`` test keeps it to a pointer
+    comparison for a Tensor ``self``."""
+    if "self" not in nf.promote_args or nf.number_self is True:
+        return []
+    args = nf.schema.arguments
+    if nf.number_self == "with_tensor":
+        names = ("self",) + tuple(n for n in nf.promote_args if n != "self")
+        cond = " and ".join(f"not _isinstance({n}, _Tensor)" for n in names)
+        return [f"if self.__class__ is not _Tensor and {cond}: "
+                f"raise _no_tensor_error({op!r}, ({', '.join(names)},), {names!r})"]
+    pos = 1 + [a.name for a in args].index("self")
+    return [f"if self.__class__ is not _Tensor and not _isinstance(self, _Tensor): "
+            f"raise _self_error({op!r}, self, {pos}, {len(args) > 1})"]
 
 
 def _kernel_arg(a: Argument, promoted: set[str]) -> str:
@@ -297,8 +318,9 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
     if nf.check is not None:  # before promotion, which could hide what it looks for
         operands = "".join(a + ", " for a in nf.promote_args)
         body.append(f"_checks[{nf.check!r}]({op!r}, ({operands}))")
+    guard = _self_guard(nf, op)
     if nf.promote and nf.dispatch == "composite":
-        pass  # the ops inside the composite promote; its promote_args may be numbers
+        body += guard  # the ops inside the composite promote; its promote_args may be numbers
     elif nf.promote:
         names = list(nf.promote_args)
         if len(names) == 1 and next(a for a in schema.arguments
@@ -315,17 +337,18 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
                      f"elif {x}.__class__ is _Tensor and _SCALAR_CATEGORY.get({y}.__class__, 9) "
                      f"<= {x}._type.scalar_type._category:",
                      f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}",
-                     "else:",
+                     "else:", *("    " + g for g in guard),
                      f"    _T, (_a_{x}, _a_{y}) = _promote({op!r}, {nf.promote!r}, ({x}, {y}), "
                      f"{tuple(names)!r})"]
         elif len(names) == 1 and nf.promote == "float":
             x = names[0]
             body += [f"if {x}.__class__ is _Tensor and {x}._type.scalar_type.is_floating_point:",
                      f"    _T = {x}._type; _a_{x} = {x}._data",
-                     "else:",
+                     "else:", *("    " + g for g in guard),
                      f"    _T, (_a_{x},) = _promote({op!r}, 'float', ({x},), ({x!r},))"]
         else:
             targets = "".join(f"_a_{n}, " for n in names)
+            body += guard
             body.append(f"_T, ({targets}) = _promote({op!r}, {nf.promote!r}, "
                         f"({', '.join(names)},), {tuple(names)!r})")
     elif primary is not None and primary.type.is_tensor_list:

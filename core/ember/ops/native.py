@@ -9,8 +9,14 @@ Each entry of the yaml file is one op::
                                    #   kernel: common (PyTorch's result_type) or float
                                    #   (same, but int/bool results become the default dtype)
       promote_args: [self, other]  # which arguments take part (default: every Tensor arg);
-                                   #   these may also be Python numbers. A composite does
-                                   #   no casting itself: the ops inside it promote.
+                                   #   these may also be Python numbers, except self (see
+                                   #   number_self). A composite does no casting itself:
+                                   #   the ops inside it promote.
+      number_self: true            # whether a promoted self may be a Python number: false
+                                   #   (default: TypeError, as torch.sin(2.0)), true (any
+                                   #   time, as torch.add(2, 3) or torch.where(c, 1, 2.5)),
+                                   #   or with_tensor (only beside a Tensor operand, as
+                                   #   PyTorch's Scalar-self overloads: torch.pow(2, x))
       structured: inplace, out     # also generate add_ (method) and out= (function)
       check: no_bool               # an operand check run before promotion (ops/checks.py)
       cross_device: [src]          # Tensor arguments that may live on another device than
@@ -39,7 +45,7 @@ from .schema import (Alias, Argument, ArgType, FunctionSchema, Location, Return,
 
 YAML_PATH = Path(__file__).with_name("native_functions.yaml")
 _KEYS = {"func", "variants", "dispatch", "promote", "promote_args", "structured", "wrap_dims",
-         "dim_extra", "doc", "check", "cross_device"}
+         "dim_extra", "doc", "check", "cross_device", "number_self"}
 DIM_ARG_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "start_dim", "end_dim"})
 
 
@@ -64,6 +70,7 @@ class NativeFunction:
     inplace_schema: FunctionSchema | None = None
     out_schema: FunctionSchema | None = None
     cross_device: tuple = ()
+    number_self: bool | str = False
 
     @property
     def name(self) -> str:
@@ -130,6 +137,16 @@ def parse_entry(entry: dict, location: Location) -> NativeFunction:
         if n not in tensor_args:
             raise SchemaError(f"{where}: promote_args names {n!r}, which is not a Tensor "
                               f"argument of {schema.name}")
+    number_self = entry.get("number_self", False)
+    if not (isinstance(number_self, bool) or number_self == "with_tensor"):
+        raise SchemaError(f"{where}: number_self must be false, true or with_tensor, got "
+                          f"{number_self!r}")
+    if number_self and "self" not in promote_args:
+        raise SchemaError(f"{where}: number_self needs a promoted 'self' (promote and "
+                          f"promote_args); {schema.name} promotes {list(promote_args)}")
+    if number_self == "with_tensor" and len(promote_args) < 2:
+        raise SchemaError(f"{where}: number_self: with_tensor needs another promoted operand "
+                          f"besides self")
     structured = frozenset(_split_words(entry.get("structured", []), where, "structured"))
     if structured - {"inplace", "out"}:
         raise SchemaError(f"{where}: structured takes 'inplace' and/or 'out', got "
@@ -157,7 +174,7 @@ def parse_entry(entry: dict, location: Location) -> NativeFunction:
     return NativeFunction(
         schema, variants, dispatch, promote, promote_args, structured, wrap_dims, dim_extra,
         doc.strip(), check, _derive_inplace(schema) if "inplace" in structured else None,
-        _derive_out(schema) if "out" in structured else None, cross_device)
+        _derive_out(schema) if "out" in structured else None, cross_device, number_self)
 
 
 class _LineLoader(yaml.SafeLoader):

@@ -221,6 +221,105 @@ def test_wrong_number_of_grad_outputs_raises():
         grad([x * 2.0], [x], [E.ones(3), E.ones(3)])
 
 
+def test_grad_outputs_shape_mismatch_is_a_shape_error_with_the_way_out():
+    x = leaf(X)
+    with pytest.raises(E.ShapeError, match=r"output\[0\] has a shape of \[3\]; pass a gradient "
+                                           r"of the output's shape$"):
+        (x * 2.0).backward(E.ones(4, dtype=E.float64))
+
+
+@pytest.mark.parametrize("given", [2.0, "ones", {0: E.ones(3)}], ids=["number", "str", "dict"])
+def test_gradients_that_are_not_tensors_raise_type_error(given):
+    x = leaf(X)
+    with pytest.raises(TypeError, match=r"gradients must be a Tensor, a sequence of Tensors "
+                                        r"\(None for scalar outputs\) or None, got \w+; .*"
+                                        r"ember\.full_like\(output, value\)"):
+        (x * 2.0).backward(given)
+
+
+# --- caller-given gradients: dtype and device (PyTorch's validate_outputs on the roots) ---
+
+@pytest.fixture
+def alt():
+    """A second numpy-backed backend standing in for another device (device-free)."""
+    from ember.backends import array_api, registry
+    from ember.types import Backend
+    b = Backend(name="alt", xp=np, kernels=array_api.make_kernels(np), type_prefix="Alt",
+                array_type=np.ndarray, to_numpy=lambda a: a,
+                from_numpy=lambda a, i: np.array(a, copy=True),
+                make_rng=np.random.default_rng)
+    registry.register(b)
+    yield b
+    registry.unregister("alt")
+
+
+GIVEN_DTYPES = [E.float64, E.float16, E.int64, E.bool_]
+
+
+@pytest.mark.parametrize("given", GIVEN_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("root", ["leaf", "op"])
+def test_given_gradient_is_cast_to_the_output_dtype(root, given):
+    # as torch: x.backward(torch.ones(3, dtype=torch.float64)) leaves x.grad float32
+    x = leaf([1.0, 2.0, 3.0], E.float32)
+    out = x if root == "leaf" else x * 2.0
+    seen = []
+    out.register_hook(lambda g: seen.append(g.dtype))
+    out.backward(E.ones(3, dtype=given))
+    assert seen == [E.float32]   # the hook on the root already sees it cast
+    assert x.grad.dtype is E.float32
+    assert_close(x.grad, np.full(3, 1.0 if root == "leaf" else 2.0), E.float32)
+
+
+@pytest.mark.parametrize("root", ["leaf", "op"])
+def test_grad_outputs_are_cast_to_the_output_dtype(root):
+    x = leaf([1.0, 2.0], E.float64)
+    out = x if root == "leaf" else x * 3.0
+    seen = []
+    out.register_hook(lambda g: seen.append(g.dtype))
+    (g,) = grad(out, x, E.tensor([0.5, 0.25], dtype=E.float32))
+    assert g.dtype is E.float64 and seen == [E.float64]
+    assert_close(g, np.array([0.5, 0.25]) * (1.0 if root == "leaf" else 3.0))
+
+
+@pytest.mark.parametrize("call", [
+    lambda out, g: out.backward(g),
+    lambda out, g: E.autograd.backward([out], [g]),
+    lambda out, g: grad(out, out.grad_fn.next_functions[0][0].variable, g),
+], ids=["Tensor.backward", "autograd.backward", "autograd.grad"])
+def test_given_gradient_on_another_device_raises(alt, call):
+    x = leaf(X)
+    with pytest.raises(E.DeviceMismatchError, match=r"^invalid gradient at index 0 - expected "
+                                                    r"device cpu but got alt; .*"
+                                                    r"\.to\('cpu'\)$"):
+        call(x * 2.0, E.ones(3, dtype=E.float64, device="alt"))
+    assert x.grad is None
+
+
+def test_index_in_the_device_error_is_the_outputs(alt):
+    x = leaf(X)
+    a, b = x * 2.0, x * 3.0
+    with pytest.raises(E.DeviceMismatchError, match="invalid gradient at index 1 - expected "
+                                                    "device cpu but got alt"):
+        E.autograd.backward([a, b], [E.ones(3, dtype=E.float64),
+                                     E.ones(3, dtype=E.float64, device="alt")])
+
+
+@pytest.mark.parametrize("where", ["cpu", "alt"])
+def test_zero_dim_given_gradient_is_moved_to_the_output_device(alt, where):
+    other = "alt" if where == "cpu" else "cpu"
+    x = E.tensor([1.0, -2.0], dtype=E.float64, device=where, requires_grad=True)
+    (x * x).sum().backward(E.tensor(0.5, dtype=E.float32, device=other))
+    assert x.grad.device == E.Device(where) and x.grad.dtype is E.float64
+    assert_close(x.grad.to("cpu"), np.array([1.0, -2.0]))
+    (g,) = grad((x * x).sum(), x, E.tensor(2.0, device=other))
+    assert g.device == E.Device(where)
+    assert_close(g.to("cpu"), np.array([4.0, -8.0]))
+    s = E.tensor(1.5, device=where, requires_grad=True)
+    s.backward(E.tensor(3, device=other))   # a leaf root: straight into .grad
+    assert s.grad.device == E.Device(where) and s.grad.dtype is E.float32
+    assert s.grad.item() == 3.0
+
+
 def test_grad_input_not_requiring_grad_raises():
     x = leaf(X)
     c = E.tensor(X)

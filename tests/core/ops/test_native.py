@@ -20,6 +20,7 @@ def test_entry_derives_inplace_and_out_schemas():
         "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
     assert nf.out_schema.out_argument is not None
     assert str(nf.location) == "test.yaml:2"
+    assert nf.number_self is False  # the default: a number self raises (test_codegen.py)
 
 
 @pytest.mark.parametrize("text, words", [
@@ -37,6 +38,14 @@ def test_entry_derives_inplace_and_out_schemas():
      "declared twice (first at bad.yaml:1)"),
     ("- func: add(Tensor self) -> Tensr\n", "unknown type 'Tensr'"),
     ("- func: sub(Tensor self) -> Tensor\n  check: no_ints\n", "unknown check 'no_ints'"),
+    ("- func: f(Tensor self, Tensor other) -> Tensor\n  promote: common\n  number_self: maybe\n",
+     "number_self must be false, true or with_tensor, got 'maybe'"),
+    ("- func: f(Tensor self, Tensor other) -> Tensor\n  number_self: true\n",
+     "number_self needs a promoted 'self'"),
+    ("- func: f(Tensor c, Tensor self) -> Tensor\n  promote: common\n  promote_args: c\n"
+     "  number_self: true\n", "f promotes ['c']"),
+    ("- func: f(Tensor self) -> Tensor\n  promote: float\n  number_self: with_tensor\n",
+     "with_tensor needs another promoted operand"),
 ])
 def test_malformed_entries_fail_with_location(text, words):
     with pytest.raises(SchemaError, match="^bad.yaml:") as err:

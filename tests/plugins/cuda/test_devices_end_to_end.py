@@ -218,6 +218,19 @@ def test_backward_allocations_land_on_the_gradients_device(gpus):
     assert gpus.current == 0                 # and it is restored after each node
 
 
+def test_given_gradient_on_another_device_index(gpus):
+    # validate_outputs: a 0-dim gradient is moved to the output's device, index included;
+    # any other raises naming both devices
+    x = E.tensor([1.0, -2.0], device="cuda:1", requires_grad=True)
+    (x * x).sum().backward(E.tensor(0.5, dtype=E.float64, device="cuda:0"))
+    assert x.grad.device == E.Device("cuda:1") and x.grad._data.device_id == 1
+    assert x.grad.dtype is E.float32 and x.grad.tolist() == [1.0, -2.0]
+    with pytest.raises(DeviceMismatchError, match=r"invalid gradient at index 0 - expected "
+                                                  r"device cuda:1 but got cuda:0; .*"
+                                                  r"\.to\('cuda:1'\)"):
+        (x * 2).backward(E.ones(2, device="cuda:0"))
+
+
 def test_parameter_with_new_data_keeps_its_gradient_device(gpus):
     p = E.nn.Parameter(E.zeros(2, device="cuda:1"))
     p.data = E.tensor([3.0, 4.0], device="cuda:1")

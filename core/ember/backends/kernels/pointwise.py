@@ -218,7 +218,7 @@ def kernels(xp) -> dict:
         r = xp.where(xp.isnan(a), scalar_to(nan, a.dtype), a)
         return xp.where(xp.isinf(a), xp.where(a > 0, hi, lo), r)
 
-    # NOTE: ``a`` is an array: the wrappers refuse a non-Tensor self (check: tensor_self)
+    # NOTE: ``a`` is an array: the wrappers refuse a non-Tensor self (number_self)
     def clamp(a, lo, hi):
         if lo is None and hi is None:
             raise ValueError("clamp(): at least one of 'min' or 'max' must not be None")

@@ -284,9 +284,9 @@ def test_logical_not_and_bitwise_not():
 def test_clamp_refuses_a_number_self(call, value):
     # as torch.clamp(2.0, 0, 1): "argument 'input' must be Tensor, not float"
     with pytest.raises(TypeError, match=rf"^clamp\(\): argument 'self' \(position 1\) must be "
-                                        rf"Tensor, not {type(value).__name__}; to clamp a number, "
-                                        rf"wrap it in a tensor first: "
-                                        rf"E\.clamp\(E\.tensor\({value!r}\), \.\.\.\)$"):
+                                        rf"Tensor, not {type(value).__name__}; wrap the number "
+                                        rf"in a tensor first: ember\.clamp\(ember\.tensor"
+                                        rf"\({value!r}\), \.\.\.\)$"):
         call(value)
 
 
@@ -300,14 +300,15 @@ def test_clamp_of_a_wrapped_number():
 @pytest.mark.parametrize("bound", [1.0, E.tensor(1.0)], ids=["number", "tensor"])
 def test_clamp_min_max_refuse_a_number_self(op, bound):
     with pytest.raises(TypeError, match=rf"^{op}\(\): argument 'self' \(position 1\) must be "
-                                        rf"Tensor, not float; .*E\.{op}\(E\.tensor\(2\.0\)"):
+                                        rf"Tensor, not float; .*"
+                                        rf"ember\.{op}\(ember\.tensor\(2\.0\)"):
         getattr(E, op)(2.0, bound)
     assert getattr(E, op)(E.tensor(2.0), bound).item() == (1.0 if op == "clamp_max" else 2.0)
 
 
 def test_clamp_refuses_other_non_tensor_selves():
     with pytest.raises(TypeError, match=r"must be Tensor, not list; wrap the values in a tensor "
-                                        r"first: E\.clamp\(E\.tensor\(values\), \.\.\.\)$"):
+                                        r"first: ember\.clamp\(ember\.tensor\(values\), \.\.\.\)$"):
         E.clamp([1.0, 2.0], 0, 1)
     with pytest.raises(TypeError, match=r"^clamp_min\(\): argument 'self' \(position 1\) must be "
                                         r"Tensor, not NoneType$"):

@@ -1,0 +1,175 @@
+"""Generated wrappers (``ops/codegen.py``): a promoted ``self`` takes a Python number only
+where PyTorch has an overload for it (``number_self`` in native_functions.yaml).
+
+Expectations checked against torch 2.x: ``torch.sin(2.0)``, ``torch.atan2(2.0, x)``,
+``torch.eq(2, x)`` raise TypeError; ``torch.add(2, 3)``, ``torch.where(c, 1, 2.5)``,
+``torch.pow(2, x)`` and ``2 ** x`` work, ``torch.pow(2, 3)`` raises. Values are compared
+with numpy.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import ember as E
+from ember.ops import FUNCTIONS, codegen
+
+X = np.array([0.5, 1.5, 2.5, 4.0])
+I = np.array([1, 2, 3, 5])
+
+
+def _refusing():
+    """Every declaration whose promoted ``self`` must be a Tensor."""
+    return [nf for nf in FUNCTIONS if "self" in nf.promote_args and nf.number_self is False]
+
+
+def _args_with_number_self(nf) -> list:
+    """Positional arguments for ``nf``: 2.0 as self, valid values for the required rest."""
+    fill = {"Tensor": E.ones(2), "int": 0, "float": 1.0, "bool": False}
+    args = []
+    for a in nf.schema.arguments:
+        if a.name == "self":
+            args.append(2.0)
+        elif not a.has_default and not a.kwarg_only:
+            v = fill[a.type.base]
+            args.append([v] if a.type.is_list else v)
+    return args
+
+
+def test_the_refusing_ops_include_unary_math_comparisons_and_products():
+    names = {nf.kernel_name for nf in _refusing()}
+    assert {"sin", "exp", "sigmoid", "logsumexp", "atan2", "fmod", "maximum", "eq", "lt",
+            "rsub", "clamp", "matmul", "addmm", "max.other"} <= names
+    assert not names & {"add", "sub", "mul", "div", "pow", "remainder", "where",
+                        "bitwise_and", "bitwise_left_shift"}
+
+
+@pytest.mark.parametrize("nf", _refusing(), ids=lambda nf: nf.kernel_name)
+def test_a_number_self_raises_type_error_naming_the_way_out(nf):
+    fn = codegen.NAMESPACE[codegen.wrapper_name(nf)]
+    op = nf.name
+    with pytest.raises(TypeError, match=rf"^{op}\(\): argument 'self' \(position 1\) must be "
+                                        rf"Tensor, not float; wrap the number in a tensor "
+                                        rf"first: ember\.{op}\(ember\.tensor\(2\.0\)"):
+        fn(*_args_with_number_self(nf))
+
+
+def test_message_for_a_math_function():
+    with pytest.raises(TypeError) as err:
+        E.sin(2.0)
+    assert str(err.value) == (
+        "sin(): argument 'self' (position 1) must be Tensor, not float; wrap the number in a "
+        "tensor first: ember.sin(ember.tensor(2.0)), or use math.sin(2.0) for Python numbers")
+    # both ways out give the same value
+    assert E.sin(E.tensor(2.0, dtype=E.float64)).item() == pytest.approx(math.sin(2.0))
+
+
+@pytest.mark.parametrize("call, tail", [
+    (lambda: E.exp(2), r"ember\.exp\(ember\.tensor\(2\)\), or use math\.exp\(2\) for Python "
+                       r"numbers$"),
+    (lambda: E.sigmoid(0.5), r"ember\.sigmoid\(ember\.tensor\(0\.5\)\)$"),   # not in math
+    (lambda: E.logsumexp(2.0, 0), r"ember\.logsumexp\(ember\.tensor\(2\.0\), \.\.\.\)$"),
+    (lambda: E.atan2(1.5, E.ones(2)), r"ember\.atan2\(ember\.tensor\(1\.5\), \.\.\.\), or use "
+                                      r"math\.atan2\(1\.5, \.\.\.\) for Python numbers$"),
+    (lambda: E.eq(2, E.ones(2)), r"ember\.eq\(ember\.tensor\(2\), \.\.\.\)$"),
+    (lambda: E.rsub(2, E.ones(2)), r"ember\.rsub\(ember\.tensor\(2\), \.\.\.\)$"),
+    (lambda: E.sqrt(np.float32(4.0)), r"ember\.sqrt\(ember\.tensor\(4\.0\)\)"),
+    (lambda: E.sin(True), r"ember\.sin\(ember\.tensor\(True\)\)"),
+], ids=["int", "not_in_math", "more_args", "binary", "comparison", "rsub", "numpy_scalar",
+        "bool"])
+def test_message_shows_the_call_to_write(call, tail):
+    with pytest.raises(TypeError, match=r"argument 'self' \(position 1\) must be Tensor, not "
+                                        r"\w+; wrap the number in a tensor first: " + tail):
+        call()
+
+
+@pytest.mark.parametrize("value, expected", [
+    ([1.0, 2.0], r"not list; wrap the values in a tensor first: "
+                 r"ember\.tanh\(ember\.tensor\(values\)\)$"),
+    (np.ones(2), r"not ndarray; convert the array first: "
+                 r"ember\.tanh\(ember\.as_tensor\(array\)\)$"),
+    (None, r"not NoneType$"),
+    ("2.0", r"not str$"),
+])
+def test_other_non_tensor_selves(value, expected):
+    with pytest.raises(TypeError, match=r"^tanh\(\): argument 'self' \(position 1\) must be "
+                                        r"Tensor, " + expected):
+        E.tanh(value)
+
+
+def test_tensor_subclasses_and_integral_tensors_still_pass():
+    p = E.nn.Parameter(E.tensor(X))
+    np.testing.assert_allclose(E.sin(p).detach().numpy(), np.sin(X), rtol=1e-6)
+    np.testing.assert_allclose(E.atan2(p, E.tensor(X)).detach().numpy(), np.arctan2(X, X),
+                               rtol=1e-6)
+    r = E.exp(E.tensor(I))   # int64 goes the promoting path, past the guard
+    assert r.dtype is E.float32
+    np.testing.assert_allclose(r.numpy(), np.exp(I), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call, expected", [   # ops where PyTorch takes a number self
+    (lambda x, i: E.add(2, x), 2 + X),
+    (lambda x, i: E.add(2, x, alpha=3), 2 + 3 * X),
+    (lambda x, i: E.sub(2, x), 2 - X),
+    (lambda x, i: E.mul(2.0, x), 2.0 * X),
+    (lambda x, i: E.div(2, x), 2 / X),
+    (lambda x, i: E.true_divide(2, x), 2 / X),
+    (lambda x, i: E.floor_divide(7, x), 7 // X),
+    (lambda x, i: E.remainder(7, x), np.remainder(7, X)),
+    (lambda x, i: E.pow(2, x), 2.0 ** X),
+    (lambda x, i: E.bitwise_and(6, i), 6 & I),
+    (lambda x, i: E.bitwise_or(6, i), 6 | I),
+    (lambda x, i: E.bitwise_xor(6, i), 6 ^ I),
+    (lambda x, i: E.bitwise_left_shift(1, i), 1 << I),
+    (lambda x, i: E.bitwise_right_shift(64, i), 64 >> I),
+    (lambda x, i: E.where(x > 2, 1, 2.5), np.where(X > 2, 1, 2.5)),
+    (lambda x, i: E.where(x > 2, 0.0, x), np.where(X > 2, 0.0, X)),
+])
+def test_a_number_self_is_taken_where_pytorch_takes_it(call, expected):
+    got = call(E.tensor(X, dtype=E.float64), E.tensor(I))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda: E.add(2, 3), 5), (lambda: E.sub(2, 3), -1), (lambda: E.mul(2, 3.5), 7.0),
+    (lambda: E.div(3, 2), 1.5), (lambda: E.floor_divide(7, 2), 3),
+])
+def test_numbers_alone_where_pytorch_takes_them(call, expected):
+    r = call()
+    assert isinstance(r, E.Tensor) and r.ndim == 0 and r.item() == expected
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda: E.pow(2, 3), "'self' or 'exponent', got int and int"),
+    (lambda: E.remainder(7, 2.5), "'self' or 'other', got int and float"),
+    (lambda: E.bitwise_and(True, False), "'self' or 'other', got bool and bool"),
+    (lambda: E.bitwise_left_shift(1, 3), "'self' or 'other', got int and int"),
+])
+def test_numbers_alone_raise_for_a_scalar_self_overload(call, names):
+    with pytest.raises(TypeError, match=r"expected a Tensor for " + names + r"; wrap one in "
+                                        r"a tensor first: ember\.\w+\(ember\.tensor\("):
+        call()
+
+
+def test_operators_with_a_number_on_the_left():
+    x, i = E.tensor(X, dtype=E.float64), E.tensor(I)
+    pairs = [(2 + x, 2 + X), (2 - x, 2 - X), (2 * x, 2 * X), (2 / x, 2 / X),
+             (7 // x, 7 // X), (7 % x, 7 % X), (2 ** x, 2.0 ** X), (6 & i, 6 & I),
+             (6 | i, 6 | I), (6 ^ i, 6 ^ I), (1 << i, 1 << I), (64 >> i, 64 >> I),
+             (2 < x, 2 < X), (2 == x, 2 == X)]
+    for got, want in pairs:
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_a_number_other_is_still_taken():
+    x = E.tensor(X, dtype=E.float64)
+    np.testing.assert_allclose(E.fmod(x, 2).numpy(), np.fmod(X, 2))
+    np.testing.assert_array_equal(E.eq(x, 2.5).numpy(), X == 2.5)
+    np.testing.assert_allclose(E.clamp(x, 1, 2).numpy(), np.clip(X, 1, 2))
+    np.testing.assert_allclose(E.maximum(x, 2.0).numpy(), np.maximum(X, 2.0))
+
+
+def test_gradient_through_a_number_self():
+    x = E.tensor(X, dtype=E.float64, requires_grad=True)
+    (E.pow(2.0, x) + E.sub(2, x)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 ** X * math.log(2.0) - 1.0, rtol=1e-12)
