@@ -6,23 +6,9 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.backends import array_api, registry
 from ember.ops import codegen
 from ember.ops.native import load
 from ember.ops.schema import SchemaError
-from ember.types import Backend
-
-
-@pytest.fixture
-def alt():
-    """A second numpy-backed backend; its from_numpy copies, as a device transfer does."""
-    b = Backend(name="alt", xp=np, kernels=array_api.make_kernels(np), type_prefix="Alt",
-                array_type=np.ndarray, to_numpy=lambda a: a,
-                from_numpy=lambda a, i: np.array(a, copy=True),
-                make_rng=np.random.default_rng)
-    registry.register(b)
-    yield b
-    registry.unregister("alt")
 
 
 def test_copy_from_another_device_transfers_broadcasts_and_casts(alt):

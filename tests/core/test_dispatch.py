@@ -4,22 +4,10 @@ import pytest
 
 import ember as E
 from ember import dispatch
-from ember.backends import array_api, registry
-from ember.types import Backend
+from ember.backends import registry
 
 
-@pytest.fixture
-def second_backend():
-    """A second numpy-backed backend named 'alt', to create cross-device situations."""
-    b = Backend(name="alt", xp=np, kernels=array_api.make_kernels(np), type_prefix="Alt",
-                array_type=np.ndarray, to_numpy=lambda a: a, from_numpy=lambda a, i: a,
-                make_rng=np.random.default_rng)
-    registry.register(b)
-    yield b
-    registry.unregister("alt")
-
-
-def test_device_mismatch_names_both_devices_and_the_way_out(second_backend):
+def test_device_mismatch_names_both_devices_and_the_way_out(alt):
     x, y = E.ones(2), E.ones(2, device="alt")
     assert y.type().name == "AltFloatType" and y.device == E.Device("alt")
     with pytest.raises(E.DeviceMismatchError, match=r"add\(\): expected all tensors on one "

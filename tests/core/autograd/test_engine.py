@@ -239,20 +239,6 @@ def test_gradients_that_are_not_tensors_raise_type_error(given):
 
 # --- caller-given gradients: dtype and device (PyTorch's validate_outputs on the roots) ---
 
-@pytest.fixture
-def alt():
-    """A second numpy-backed backend standing in for another device (device-free)."""
-    from ember.backends import array_api, registry
-    from ember.types import Backend
-    b = Backend(name="alt", xp=np, kernels=array_api.make_kernels(np), type_prefix="Alt",
-                array_type=np.ndarray, to_numpy=lambda a: a,
-                from_numpy=lambda a, i: np.array(a, copy=True),
-                make_rng=np.random.default_rng)
-    registry.register(b)
-    yield b
-    registry.unregister("alt")
-
-
 GIVEN_DTYPES = [E.float64, E.float16, E.int64, E.bool_]
 
 
