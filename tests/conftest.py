@@ -11,11 +11,13 @@ def _has_cuda() -> bool:
         return False
 
 
-def pytest_configure(config):
-    # Import ember before pytest wraps collection in warnings.catch_warnings: its filter
-    # for numpy's floating-point warnings (backends/kernels/__init__.py) must outlive it,
-    # as it does in a plain script.
-    import ember  # noqa: F401
+@pytest.fixture(autouse=True)
+def _ember_float_warning_filter():
+    """ember's filter for numpy's floating-point warnings, as a plain script has it: pytest
+    imported ember inside its warnings.catch_warnings (configuring, collecting), which
+    dropped the filter ``import ember`` installed (backends/kernels/__init__.py)."""
+    from ember.backends.kernels import ignore_float_warnings
+    ignore_float_warnings()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -324,7 +324,10 @@ class ExecutionPlan:
                 "    except Exception as _e:", "        _raise_as_eager(_e, locals())",
                 "        raise"]
         self.code = f"def plan({', '.join(params)}):\n" + "\n".join(body) + "\n"
-        ns = dict(em.globals, _raise_as_eager=partial(raise_as_eager, array_lines))
+        # __name__: numpy's floating-point warnings attributed to plans are ignored, as for
+        # the kernels eager calls (ember.backends.kernels' filter)
+        ns = dict(em.globals, _raise_as_eager=partial(raise_as_eager, array_lines),
+                  __name__="ember.jit.generated")
         exec(compile(self.code, "<ember.jit plan>", "exec"), ns)  # noqa: S102 - generated
         self.fn = ns["plan"]
         self.runtime_ops = em.runtime_ops

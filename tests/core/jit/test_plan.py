@@ -352,3 +352,18 @@ def test_only_array_mode_plans_with_kernel_calls_get_the_error_handler():
     x, y, xn, yn = inputs()
     (e,) = ExecutionPlan(parse_ir(CHAIN), array_mode=True).run([x, y])
     assert_close(e, np.exp(np.sin(xn * yn + 1) - xn), rtol=1e-5, atol=1e-6)
+
+
+def test_array_mode_plans_warn_no_more_than_eager():
+    # log(0), log(-1), 1 / 0: the plan calls numpy's ufuncs directly, and like eager's
+    # kernels it shows no floating-point RuntimeWarning (inf/nan, as in PyTorch)
+    from helpers import no_warnings
+    fn = lambda a: (a.log() * 2).reciprocal().sqrt()  # noqa: E731
+    x = E.tensor([-1.0, 0.0, 2.0])
+    traced = E.jit.trace(fn, (x,))
+    with no_warnings():
+        for _ in range(2):  # the second call runs the optimized (array-mode) plan
+            got = traced(x)
+        want = fn(x)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert traced.get_debug_state()["execution_plans"]
