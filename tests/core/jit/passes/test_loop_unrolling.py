@@ -1,5 +1,7 @@
 """unroll_loops: small constant loops vanish, other counted loops run 8 body copies a trip
 plus an epilogue; while loops and big bodies stay; the numbers never change."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from ember.jit.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.loop_unrolling import (MAX_BODY_SIZE, MAX_FULL_UNROLL, UNROLL_FACTOR,
                                              unroll_loops)
-from helpers import to_np
+from helpers import literal_blocks, to_np
 
 
 def check(before: str, after: str, counts=(0,)) -> None:
@@ -50,22 +52,10 @@ HEAD = """graph(%x : Float(2), %n : int):
 
 
 def test_docstring_example():
-    check("""graph(%x : Float(2)):
-      %three : int = prim::Constant[value=3]()
-      %true : bool = prim::Constant[value=True]()
-      %one : int = prim::Constant[value=1]()
-      %r : Float(2) = prim::Loop(%three, %true, %x)
-        block0(%i : int, %h : Float(2)):
-          %h2 : Float(2) = ember::add(%h, %x, %one)
-          -> (%true, %h2)
-      return (%r)""", """graph(%x : Float(2)):
-      %three : int = prim::Constant[value=3]()
-      %true : bool = prim::Constant[value=True]()
-      %one : int = prim::Constant[value=1]()
-      %a : Float(2) = ember::add(%x, %x, %one)
-      %b : Float(2) = ember::add(%a, %x, %one)
-      %r : Float(2) = ember::add(%b, %x, %one)
-      return (%r)""")
+    # the module docstring's own before/after, so the example stays true
+    before, after = literal_blocks(importlib.import_module(
+        "ember.jit.passes.loop_unrolling").__doc__)
+    check(before, after)
 
 
 def test_full_unroll_replaces_the_counter_by_constants():
