@@ -54,7 +54,7 @@ def _tensors(x, what: str) -> list:
                     f"{type(x).__name__}")
 
 
-def _make_grads(outputs, grads, create_graph: bool) -> list:
+def _make_grads(outputs, grads) -> list:
     """One gradient per output: ``ones_like`` for a scalar output without one, the
     caller's otherwise, checked and converted by ``_fit_gradient``."""
     from .. import ones_like
@@ -152,7 +152,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
                          create_graph=create_graph)
             return
     outputs = _tensors(tensors, "backward()")
-    grads = _make_grads(outputs, grad_tensors, create_graph)
+    grads = _make_grads(outputs, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
@@ -196,7 +196,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                          "materialize_grads=True, but got allow_unused=False")
     if allow_unused is None:
         allow_unused = materialize_grads
-    grads = _make_grads(outs, grad_outputs, create_graph)
+    grads = _make_grads(outs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     edges = []
