@@ -75,11 +75,15 @@ def kernels(xp) -> dict:
         v = xp.asarray(cast_scalar(value, a.dtype, "masked_fill"), dtype=a.dtype)
         return xp.where(mask, v, a)
 
+    concatenate = xp.concatenate
+
     def cat(arrays, dim):
-        ref = arrays[0]
-        if ref.ndim:  # the common case: let the array library check, explain only on error
+        n = arrays[0].ndim
+        if n:  # the common case: let the array library check, explain only on error
+            if not -n <= dim < n:
+                wrap_dim(dim, n, "cat")  # raises IndexError with the valid range
             try:
-                return xp.concatenate(arrays, axis=wrap_dim(dim, ref.ndim, "cat"))
+                return concatenate(arrays, dim + n if dim < 0 else dim)
             except ValueError:
                 pass  # 0-d or legacy empty operands, or a real mismatch: see below
         for i, a in enumerate(arrays):

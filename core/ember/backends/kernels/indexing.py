@@ -18,6 +18,9 @@ from .copying import cast_scalar
 from .shape import check_broadcast_to
 
 
+_ELLIPSIS = (Ellipsis,)
+
+
 def _is_array(it) -> bool:
     return hasattr(it, "dtype")
 
@@ -73,11 +76,13 @@ def check_index_dtype(op: str, index) -> None:
 
 def kernels(xp) -> dict:
     def index(a, idx):
+        if len(idx) == 1 and idx[0].__class__ is slice:  # x[i:j], the commonest: a view
+            return a[idx]
         for it in idx:
-            if it.__class__ is not int and it.__class__ is not slice and it is not None:
+            if it.__class__ is not slice and it.__class__ is not int and it is not None:
                 break
         else:  # basic indexing only: a view
-            return a[idx + (Ellipsis,)]
+            return a[idx + _ELLIPSIS]
         basic, adv = split_index(xp, idx)
         v = a[basic]
         if adv is None:

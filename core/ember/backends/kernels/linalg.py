@@ -7,6 +7,8 @@ too). Bool products are refused (UNSUPPORTED) as in PyTorch, except ``outer``.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import ShapeError
 from ...types import bool_
 from .reduction import LOW_FLOATS
@@ -81,13 +83,24 @@ def _einsum_check(equation: str, arrays) -> None:
 
 
 def kernels(xp) -> dict:
+    arr, matmul_ = xp.ndarray, xp.matmul
+    fast = xp is np
+
     def product(a, b):
         """``a @ b``; half precision in float32, rounded once."""
         if a.dtype in LOW_FLOATS:
-            return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
-        return xp.matmul(a, b)
+            return matmul_(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
+        return matmul_(a, b)
 
+    # NOTE: on numpy the hot paths call matmul first and check only when it raises its
+    # ValueError: numpy refuses exactly the shapes check_inner and the ndim checks refuse
+    # (those run after it to raise PyTorch's messages). Half precision goes to product.
     def matmul(a, b):
+        if fast and a.__class__ is arr and b.__class__ is arr and a.dtype not in LOW_FLOATS:
+            try:
+                return matmul_(a, b)
+            except ValueError:
+                pass
         try:
             zero_d = a.ndim == 0 or b.ndim == 0
         except AttributeError:
@@ -99,6 +112,12 @@ def kernels(xp) -> dict:
         return product(a, b)  # batch dims that do not broadcast: ShapeError from dispatch
 
     def mm(a, b, op="mm"):
+        if fast and a.__class__ is arr and b.__class__ is arr and a.ndim == 2 and \
+                b.ndim == 2 and a.dtype not in LOW_FLOATS:
+            try:
+                return matmul_(a, b)
+            except ValueError:
+                pass
         _need_ndim(op, "self", a, 2, "a matrix")
         _need_ndim(op, "mat2", b, 2, "a matrix")
         check_inner(op, a, b)

@@ -5,12 +5,15 @@ norm, cumsum/cumprod.
 conventions that differ from numpy's live here: an empty dim list reduces every dim, a 0-d
 tensor reduces over its one (virtual) dim to itself, integral sums and products are int64,
 and float16/bfloat16 accumulate in float32 and round once at the end, like PyTorch's CPU
-kernels. Reductions use array methods (``a.sum(...)``): they skip ``np.sum``'s Python layer
-and CuPy arrays have the same methods.
+kernels. Reductions go through ``reducer``: numpy's ufunc ``reduce`` (``np.add.reduce``),
+which skips the Python layers of ``np.sum`` and of ``a.sum`` (numpy's ``_methods``), or
+the array methods (``a.sum(...)``) on other namespaces (CuPy).
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ...errors import DtypeError, ShapeError
 from ...types import bfloat16, bool_, float16, uint8
@@ -18,6 +21,41 @@ from ...types import bfloat16, bool_, float16, uint8
 # NOTE: numpy dtype objects (CuPy arrays carry them too); ``dtype.name`` costs ~1.5us a call.
 LOW_FLOATS = frozenset({float16.numpy, bfloat16.numpy})
 BFLOAT16, UINT8 = bfloat16.numpy, uint8.numpy
+F32, INT64 = np.dtype(np.float32), np.dtype(np.int64)
+
+
+def _takes_array_out():
+    """``...`` if numpy's ufuncs take ``out=...`` (numpy >= 2.3: return a 0-d array, not a
+    numpy scalar), else None (the plain default)."""
+    try:
+        r = np.add.reduce(np.zeros(1), None, out=...)
+    except TypeError:
+        return None
+    return ... if r.__class__ is np.ndarray else None
+
+
+# NOTE: ``dispatch.wrap`` turns a numpy scalar into a 0-d array again (~0.15us);
+# ``out=...`` costs nothing extra.
+ARRAY_OUT = _takes_array_out()
+
+
+def reducer(xp, ufunc: str, method: str):
+    """``(reduce, out)`` where ``reduce(a, axis, dtype, out=out, keepdims=k)`` is
+    ``a.<method>(axis=axis, dtype=dtype, keepdims=k)`` (``dtype`` None: no dtype argument,
+    as ``max`` takes none) and ``out`` is ``ARRAY_OUT`` or None.
+
+    On numpy it is the ufunc's own ``reduce`` (``np.add.reduce``), which ``a.sum`` calls
+    after ~0.1us of Python in numpy's ``_methods``. Other namespaces keep the array method:
+    CuPy's ufuncs had no ``reduce`` before v13, and none takes ``out=...``.
+    """
+    if xp is np:
+        return getattr(np, ufunc).reduce, ARRAY_OUT
+
+    def reduce(a, axis, dtype=None, out=None, keepdims=False):
+        if dtype is None:
+            return getattr(a, method)(axis=axis, keepdims=keepdims)
+        return getattr(a, method)(axis=axis, dtype=dtype, keepdims=keepdims)
+    return reduce, None
 
 
 def is_float(dt) -> bool:
@@ -65,18 +103,19 @@ def require_float(op: str, dt, what: str = "Input dtype") -> None:
                          f"dtype=ember.float32")
 
 
-def _sum_like(xp, method: str):
+def _sum_like(xp, ufunc: str, method: str):
     """sum and prod: integral and bool inputs give int64 unless ``dtype`` says otherwise."""
+    reduce, out = reducer(xp, ufunc, method)
+
     def kernel(a, dim, keepdim, dtype):
         if dtype is not None and dtype != a.dtype:
             a = a.astype(dtype)  # PyTorch casts the input first, then reduces
         elif a.dtype.kind in "biu":
-            dtype = xp.int64
-        axis = axis_of(a, dim)
+            dtype = INT64
+        axis = None if dim is None else axis_of(a, dim)
         if a.dtype in LOW_FLOATS:
-            r = getattr(a, method)(axis=axis, dtype=xp.float32, keepdims=keepdim)
-            return r.astype(a.dtype)
-        return getattr(a, method)(axis=axis, dtype=dtype, keepdims=keepdim)
+            return reduce(a, axis, F32, out=out, keepdims=keepdim).astype(a.dtype)
+        return reduce(a, axis, dtype, out=out, keepdims=keepdim)
     return kernel
 
 
@@ -91,26 +130,31 @@ def _any_all(method: str):
     return kernel
 
 
-def _extremum(xp, op: str, method: str, arg: str, elementwise):
+def _extremum(xp, op: str, ufunc: str, arg: str, elementwise):
     """max/min in their three forms plus amax/amin and argmax/argmin."""
+    reduce, out = reducer(xp, ufunc, op)
+
     def full(a):
-        check_nonempty(op, a, None)
-        return getattr(a, method)()
+        if not a.size:
+            check_nonempty(op, a, None)
+        return reduce(a, None, out=out)
 
     def with_dim(a, dim, keepdim):
         if a.ndim == 0:
             return a.copy(), xp.zeros((), xp.int64)
-        check_nonempty(op, a, dim)
+        if not a.size:
+            check_nonempty(op, a, dim)
         # NOTE: argmax picks the first of equal values and the first NaN, and max/min
         # propagate NaN, so values[i] == a[indices[i]] holds for ties and NaN alike.
-        values = getattr(a, method)(axis=dim, keepdims=keepdim)
+        values = reduce(a, dim, keepdims=keepdim)
         indices = getattr(a, arg)(axis=dim, keepdims=keepdim)
         return values, indices.astype(xp.int64, copy=False)
 
     def a_reduce(a, dim, keepdim):
-        axis = axis_of(a, dim)
-        check_nonempty("a" + op, a, axis)
-        return getattr(a, method)(axis=axis, keepdims=keepdim)
+        axis = None if dim is None else axis_of(a, dim)
+        if not a.size:
+            check_nonempty("a" + op, a, axis)
+        return reduce(a, axis, out=out, keepdims=keepdim)
 
     def arg_reduce(a, dim, keepdim):
         if a.ndim == 0:
@@ -234,24 +278,28 @@ def _norm_kernels(xp):
 
 
 def kernels(xp) -> dict:
+    add_reduce, _ = reducer(xp, "add", "sum")
+
     def mean(a, dim, keepdim, dtype):
         if dtype is None:
-            require_float("mean", a.dtype)
+            if a.dtype.kind != "f":
+                require_float("mean", a.dtype)
         else:
             require_float("mean", dtype, "Optional dtype")
             a = a.astype(dtype, copy=False)
-        axis = axis_of(a, dim)
-        acc = xp.float32 if a.dtype in LOW_FLOATS else None
-        s, n = a.sum(axis=axis, dtype=acc, keepdims=keepdim), reduced_count(a, axis)
-        if n == 0:
-            return (s / n).astype(a.dtype, copy=False)  # the mean of nothing is nan, as in PyTorch
-        return (s / n).astype(a.dtype, copy=False)
+        axis = None if dim is None else axis_of(a, dim)
+        n = a.size if axis is None else reduced_count(a, axis)
+        # NOTE: no out=... here: a numpy scalar divides by n ~0.4us faster than a 0-d array
+        # (the mean of nothing is nan, as in PyTorch)
+        if a.dtype in LOW_FLOATS:
+            return (add_reduce(a, axis, F32, keepdims=keepdim) / n).astype(a.dtype)
+        return add_reduce(a, axis, None, keepdims=keepdim) / n
 
-    table = {"sum": _sum_like(xp, "sum"), "prod": _sum_like(xp, "prod"), "mean": mean,
-             "any": _any_all("any"), "all": _any_all("all"),
+    table = {"sum": _sum_like(xp, "add", "sum"), "prod": _sum_like(xp, "multiply", "prod"),
+             "mean": mean, "any": _any_all("any"), "all": _any_all("all"),
              "cumsum": _cumulative(xp, "cumsum"), "cumprod": _cumulative(xp, "cumprod")}
-    table.update(_extremum(xp, "max", "max", "argmax", xp.maximum))
-    table.update(_extremum(xp, "min", "min", "argmin", xp.minimum))
+    table.update(_extremum(xp, "max", "maximum", "argmax", xp.maximum))
+    table.update(_extremum(xp, "min", "minimum", "argmin", xp.minimum))
     table.update(_moments(xp))
     table.update(_norm_kernels(xp))
     return table

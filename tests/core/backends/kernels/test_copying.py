@@ -281,3 +281,12 @@ def test_cat_fuzz(shape, extra, dtype):
     other[dim] = extra
     b, rb = make(tuple(other), dtype, seed=1)
     assert_close(E.cat([a, b], -1), np.concatenate([ra, rb], axis=dim), dtype)
+
+
+def test_cat_checks_the_dim_before_the_operands(numpy_kernels):
+    # the fast path range-checks dim against the first tensor, as the general path did
+    with pytest.raises(IndexError, match=r"^cat\(\): dimension out of range \(expected to be "
+                                         r"in range of \[-1, 0\], but got 1\)$"):
+        numpy_kernels["cat"]([np.zeros(2), np.zeros(())], 1)
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2)
+    np.testing.assert_array_equal(numpy_kernels["cat"]([a, b], -1), np.concatenate([a, b], 1))

@@ -268,3 +268,11 @@ def test_take_along_dim_errors():
         E.take_along_dim(x, E.tensor([-7]))
     with pytest.raises(E.DtypeError, match="int64 or int32"):
         E.take_along_dim(x, E.tensor([0.0]))
+
+
+def test_index_kernel_basic_indices_give_views(numpy_kernels):
+    a = np.arange(12.0).reshape(3, 4)
+    for idx in [(slice(1, 3),), (1,), (1, 2), (slice(None), 2), (None, slice(0, 2))]:
+        r = numpy_kernels["index"](a, idx)
+        assert r.__class__ is np.ndarray and r.base is not None  # a 0-d view, never a scalar
+        np.testing.assert_array_equal(r, a[idx])

@@ -1,4 +1,7 @@
 """matmul, mm, bmm, addmm, dot, outer and einsum (kernels/linalg.py) against numpy float64."""
+import itertools
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -205,3 +208,46 @@ def test_einsum_errors():
         E.einsum("i,i", E.ones(2, dtype=E.bool_), E.ones(2, dtype=E.bool_))
     with pytest.raises(ValueError, match=r"einsum\(\):.*operand shapes \[\[2, 3\]\]"):
         E.einsum("ij->iz", a)
+
+
+@pytest.mark.parametrize("dtype", [E.float16, E.bfloat16])
+@pytest.mark.parametrize("op", ["matmul", "mm"])
+def test_half_products_skip_the_fast_path(numpy_kernels, op, dtype):
+    # float32 products rounded once, not numpy's own half-precision matmul
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-2, 2, (3, 40)).astype(dtype.numpy)
+    b = rng.uniform(-2, 2, (40, 2)).astype(dtype.numpy)
+    r = numpy_kernels[op](a, b)
+    expected = (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype.numpy)
+    assert r.dtype == dtype.numpy
+    np.testing.assert_array_equal(r.view(np.uint16), expected.view(np.uint16))
+
+
+def test_mm_fast_path_refuses_what_mm_refuses(numpy_kernels):
+    mm = numpy_kernels["mm"]
+    with pytest.raises(E.ShapeError, match=r"mm\(\): expected 'mat2' to be a 2-D tensor"):
+        mm(np.ones((2, 3)), np.ones(3))  # numpy's matmul would take it
+    with pytest.raises(E.ShapeError, match=r"^addmm\(\): mat1 and mat2 shapes cannot be "
+                                           r"multiplied \(2x3 and 2x3\)"):
+        mm(np.ones((2, 3)), np.ones((2, 3)), "addmm")
+    with pytest.raises(TypeError, match="argument 'self' must be Tensor, not float"):
+        mm(2.0, np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("op", ["matmul", "mm"])
+def test_numpy_fast_path_fails_like_the_generic_kernels(numpy_kernels, generic_kernels,
+                                                        assert_same, op):
+    shapes = [(), (3,), (4,), (2, 3), (3, 2), (4, 2), (2, 2, 3), (3, 3, 2), (2, 3, 2)]
+    for sa, sb in itertools.product(shapes, shapes):
+        a = np.arange(math.prod(sa), dtype=np.float32).reshape(sa)
+        b = np.arange(math.prod(sb), dtype=np.float32).reshape(sb) - 2
+        outcomes = []
+        for kernels in (numpy_kernels, generic_kernels):
+            try:
+                outcomes.append(kernels[op](a, b))
+            except Exception as e:  # noqa: BLE001 - both paths must fail alike
+                outcomes.append((type(e), str(e)))
+        if isinstance(outcomes[1], tuple):
+            assert outcomes[0] == outcomes[1], (sa, sb)
+        else:
+            assert_same(*outcomes)

@@ -6,6 +6,7 @@ are hard-coded here (the tests do not import torch).
 import math
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LOW_FLOAT_DTYPES, assert_close, make,
@@ -313,3 +314,72 @@ def test_clamp_refuses_other_non_tensor_selves():
     with pytest.raises(TypeError, match=r"^clamp_min\(\): argument 'self' \(position 1\) must be "
                                         r"Tensor, not NoneType$"):
         E.clamp_min(None, 0)
+
+
+# --- numpy fast paths against the generic kernels (what CuPy runs) ------------------------
+
+SPECIALS = np.array([0.5, -1.5, 0.0, -0.0, np.nan, np.inf, -np.inf, 30.0, -30.0, 1e-30, 200.0,
+                     -200.0])
+
+
+def _inputs(dtype):
+    """1-d, strided, 0-d and (for float32/float64/int32) byte-swapped arrays of ``dtype``:
+    the byte-swapped ones miss the fast paths' dtype tables and take the fallback."""
+    a = SPECIALS.astype(dtype.numpy) if dtype.is_floating_point else \
+        np.arange(-5, 7).astype(dtype.numpy)
+    out = [a, a.reshape(3, 4)[:, ::2], a[1:2].reshape(())]
+    if dtype in (E.float32, E.float64, E.int32):
+        out.append(a.astype(a.dtype.newbyteorder()))
+    return out
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [E.int8, E.int32, E.int64])
+@pytest.mark.parametrize("op", ["relu", "sigmoid", "silu", "neg"])
+def test_fast_paths_match_the_generic_kernels(numpy_kernels, generic_kernels, assert_same,
+                                              op, dtype):
+    if op in ("sigmoid", "silu") and not dtype.is_floating_point:
+        pytest.skip("float-only op (ints arrive promoted)")
+    for a in _inputs(dtype):
+        r = numpy_kernels[op](a)
+        assert_same(r, generic_kernels[op](a))
+        with np.errstate(all="ignore"):  # inf * 0 in silu's reference
+            expected = {"relu": lambda x: np.maximum(x, 0), "neg": np.negative,
+                        "sigmoid": _sigmoid, "silu": lambda x: x * _sigmoid(x)}[op](
+                a.astype(np.float64))
+        rtol = {E.float16: 1e-3, E.bfloat16: 1e-2}.get(dtype, 1e-6)
+        # underflow to 0 (sigmoid(-200) in float32) is the dtype's, not the kernel's
+        atol = 2 * float(ml_dtypes.finfo(dtype.numpy).smallest_subnormal) \
+            if dtype.is_floating_point else 0
+        np.testing.assert_allclose(np.asarray(r).astype(np.float64), expected, rtol=rtol,
+                                   atol=atol)
+
+
+def test_relu_keeps_nan_and_signed_zero_like_maximum(numpy_kernels):
+    a = np.array([np.nan, -0.0, 0.0, -1.0], np.float32)
+    r = numpy_kernels["relu"](a)
+    assert np.isnan(r[0]) and r.dtype == np.float32
+    np.testing.assert_array_equal(np.signbit(r[1:]), np.signbit(np.maximum(a[1:],
+                                                                            np.float32(0))))
+
+
+@pytest.mark.parametrize("kernels", ["numpy_kernels", "generic_kernels"])
+@pytest.mark.parametrize("op,message", [
+    ("relu", r"relu\(\): boolean inputs are not supported"),
+    ("neg", r"neg\(\): negation, the `-` operator, on a bool tensor is not supported"),
+    ("positive", r"positive\(\): the `\+` operator on a bool tensor is not supported")])
+def test_bool_refusals_on_both_paths(request, kernels, op, message):
+    with pytest.raises(RuntimeError, match=message):
+        request.getfixturevalue(kernels)[op](np.array([True, False]))
+
+
+def test_zeros_by_dtype():
+    import types
+
+    from ember.backends.kernels.pointwise import zeros_by_dtype
+    fast = zeros_by_dtype(np)
+    generic = zeros_by_dtype(types.SimpleNamespace(**vars(np)))
+    assert np.dtype(np.bool_) not in fast and fast.keys() == generic.keys()
+    for dt, z in fast.items():
+        assert z.__class__ is np.ndarray and z.shape == () and z.dtype == dt and z == 0
+        assert not z.flags.writeable  # shared by every call
+        assert generic[dt].__class__ is dt.type and generic[dt] == 0

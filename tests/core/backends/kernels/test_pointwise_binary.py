@@ -465,3 +465,52 @@ def test_out_variant(op):
     if expected.dtype.is_floating_point:
         with pytest.raises(E.DtypeError, match="can't be cast to the desired output type int64"):
             getattr(E, op)(x, y, out=E.empty(1, 3, dtype=E.int64))
+
+
+# --- the kernels' hot paths (two arrays, alpha == 1) against their general paths ----------
+
+def _operands(dtype):
+    """Each operand pair as arrays (the hot path), then as an array and a 0-d array, a
+    numpy scalar, or a Python number (the general paths)."""
+    a = np.array([0.5, -1.5, 2.0, -0.0, 7.0]).astype(dtype.numpy)
+    b = np.array([2.0, 4.0, -3.0, 1.0, 0.5]).astype(dtype.numpy)
+    one = b[:1]
+    return [(a, b), (a, one.reshape(())), (a, one[0]), (one[0], a), (a, 3), (3, a), (a, 2.5)]
+
+
+@pytest.mark.parametrize("dtype", [E.float32, E.float64, E.float16, E.bfloat16, E.int32])
+@pytest.mark.parametrize("op,args", [("add", (1,)), ("add", (2,)), ("sub", (1,)),
+                                     ("sub", (3,)), ("mul", ()), ("div", (None,)),
+                                     ("true_divide", ()), ("lt", ()), ("eq", ())])
+def test_hot_paths_agree_with_the_general_paths(numpy_kernels, generic_kernels, assert_same,
+                                               op, args, dtype):
+    for a, b in _operands(dtype):
+        if dtype is E.int32 and b.__class__ is float:
+            continue  # a float number promotes the int tensor before the kernel
+        r = numpy_kernels[op](a, b, *args)
+        assert_same(r, generic_kernels[op](a, b, *args))
+        # the reference: the general path's own conversion of a number, then the ufunc
+        x, y = (np.asarray(v, dtype=dtype.numpy) for v in (a, b))
+        if op in ("div", "true_divide") and dtype is E.int32:
+            x, y = x.astype(np.float32), y.astype(np.float32)
+        alpha = args[0] if op in ("add", "sub") else 1
+        ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+                 "true_divide": np.true_divide, "lt": np.less, "eq": np.equal}[op]
+        with np.errstate(divide="ignore"):  # 3 / -0.0
+            expected = ufunc(x, y if alpha == 1 else y * np.asarray(alpha, dtype=y.dtype))
+        assert_same(r, expected)
+
+
+def test_int_true_division_takes_the_default_dtype_on_the_hot_path(numpy_kernels):
+    a, b = np.array([1, -7, 9], np.int64), np.array([2, 2, -4], np.int64)
+    for r in (numpy_kernels["div"](a, b, None), numpy_kernels["true_divide"](a, b)):
+        assert r.dtype == np.float32
+        np.testing.assert_array_equal(r, [0.5, -3.5, -2.25])
+
+
+def test_compare_with_none_on_every_path(numpy_kernels):
+    a = np.ones(3, np.float32)
+    for args in ((a, None), (None, a), (None, 2), (2, None)):
+        with pytest.raises(TypeError, match=r"^lt\(\): expected a Tensor or a number to "
+                                            r"compare with, got None$"):
+            numpy_kernels["lt"](*args)

@@ -3,6 +3,7 @@ permute, transpose, t, expand, squeeze, unsqueeze, flatten, unflatten, narrow, s
 split, chunk, unbind, movedim, contiguous. Views must share memory and version counter
 with their base; copies must not."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -427,3 +428,55 @@ def test_contiguous(dtype):
     e = E.zeros(1, 3).expand(2, 3).contiguous()
     e.fill_(1)  # a contiguous copy of an expanded tensor is writable
     assert e.sum().item() == 6
+
+
+# --- kernel fast paths: a contiguous reshape, and expand on numpy without broadcast_to ----
+
+@pytest.mark.parametrize("op", ["view", "reshape"])
+def test_contiguous_fast_path_agrees_with_infer_size(numpy_kernels, op):
+    from ember.backends.kernels.shape import infer_size
+    kernel = numpy_kernels[op]
+    for numel in (0, 1, 6, 12):
+        a = np.arange(numel, dtype=np.float32)
+        # every size from -3 to 4: numpy reads any negative size as -1, PyTorch does not
+        for k in range(4):
+            for size in itertools.product(range(-3, 5), repeat=k):
+                try:
+                    expected = infer_size(size, numel, op)
+                except RuntimeError as e:
+                    with pytest.raises(RuntimeError, match=f"^{re.escape(str(e))}$"):
+                        kernel(a, size)
+                    continue
+                r = kernel(a, size)
+                assert r.shape == expected
+                assert r.size == 0 or np.shares_memory(r, a)
+
+
+def test_view_of_non_contiguous_input_still_follows_the_stride_rule(numpy_kernels):
+    a = np.arange(12.0).reshape(3, 4).T  # (4, 3), not C-contiguous
+    r = numpy_kernels["view"](a, (2, 2, 3))  # splits the first dim: allowed
+    assert np.shares_memory(r, a)
+    np.testing.assert_array_equal(r, a.reshape(2, 2, 3))
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        numpy_kernels["view"](a, (12,))
+    r = numpy_kernels["reshape"](a, (12,))
+    assert r.base is None  # a fresh copy, not marked as a view
+
+
+EXPAND_INPUTS = [np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3).T,
+                 np.arange(3.0).reshape(3, 1), np.float32(2).__array__(),
+                 np.arange(10.0)[2:5], np.arange(10.0)[::2],  # strided: broadcast_to's turn
+                 np.zeros((0, 1)), np.ones((1, 1), E.bfloat16.numpy),
+                 np.array([[True], [False]]), np.arange(24).reshape(2, 3, 4)[:, 1:2, :]]
+
+
+@pytest.mark.parametrize("a", EXPAND_INPUTS, ids=lambda a: f"{a.dtype}{a.shape}{a.strides}")
+def test_numpy_expand_is_broadcast_to(numpy_kernels, generic_kernels, a):
+    for lead in ((), (2,), (0,), (3, 1)):
+        for tail in itertools.product(*[(n, -1) if n != 1 else (1, 4, -1, 0) for n in a.shape]):
+            size = lead + tail
+            r, want = numpy_kernels["expand"](a, size), generic_kernels["expand"](a, size)
+            assert (r.shape, r.strides, r.dtype) == (want.shape, want.strides, want.dtype)
+            assert not r.flags.writeable and r.base is not None
+            assert r.__array_interface__["data"] == want.__array_interface__["data"]
+            np.testing.assert_array_equal(r, want)

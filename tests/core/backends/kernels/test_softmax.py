@@ -94,3 +94,28 @@ def test_logsumexp_requires_dim():
 def test_softmax_rows_sum_to_one(dtype):
     x, _ = make((4, 7), dtype, low=-20, high=20, seed=3)
     assert_close(x.softmax(1).sum(1), np.ones(4), dtype)
+
+
+# --- the numpy path (1-d: 0-d reductions via out=...) against the generic kernels --------
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_numpy_paths_match_the_generic_kernels(numpy_kernels, generic_kernels,
+                                               array_out_none_kernels, assert_same, op, dtype):
+    base = np.array([0.5, -1.5, 2.25, -0.0, 3.0, 80.0, -7.0, 1e3, 0.1, 2.0, -np.inf, 4.0])
+    a = base.astype(dtype.numpy)
+    inputs = [(a, 0), (a[::3], 0), (a.reshape(3, 4), 1), (a.reshape(3, 4), 0),
+              (a.reshape(2, 3, 2)[:, ::2], 2), (a[:1].reshape(()), 0), (a[:0], 0),
+              (np.full(4, -np.inf, dtype.numpy), 0), (np.array([np.nan, 1.0], dtype.numpy), 0)]
+    for x, dim in inputs:
+        for out in (None, np.dtype(np.float64)):
+            r = numpy_kernels[op](x, dim, out)
+            assert_same(r, generic_kernels[op](x, dim, out))
+            assert_same(r, array_out_none_kernels[op](x, dim, out))
+            if x.size and x.ndim:
+                ref = x.astype(np.float64)
+                with np.errstate(invalid="ignore"):
+                    expected = np.exp(np_log_softmax(ref, dim)) if op == "softmax" else \
+                        np_log_softmax(ref, dim)
+                tol = 2e-2 if dtype in LOW_FLOAT_DTYPES and out is None else 1e-5
+                np.testing.assert_allclose(r.astype(np.float64), expected, rtol=tol, atol=tol)
