@@ -44,6 +44,13 @@ def record_handwritten(name: str, outputs, *args) -> None:
         finish(RECORDERS[name][1](False, *args), outputs)
 
 
+def _ones_like(xp, data):
+    """The seed of ``loss.backward()``: ones of ``data``'s shape and dtype (a 0-d loss, the
+    usual one, through ``asarray``: numpy's ``ones_like`` costs five times as much).
+    ``backward`` inlines it on a single-device backend."""
+    return xp.asarray(1, dtype=data.dtype) if data.ndim == 0 else xp.ones_like(data)
+
+
 def _tensors(x, what: str) -> list:
     from ..tensor import Tensor
     if isinstance(x, Tensor):
@@ -142,11 +149,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     """
     if tensors.__class__ is _d._Tensor and grad_tensors is None and inputs is None and \
             tensors._data.size == 1:  # loss.backward(): the common case, kept short
-        e = gradient_edge(tensors)
+        fn = tensors.grad_fn
+        e = (fn, tensors.output_nr) if fn is not None and tensors._base is None else \
+            gradient_edge(tensors)
         if e is not None:
             b, data = tensors._type.backend, tensors._data
-            with b.on_device_of(data):  # CuPy's ones_like allocates on the current device
-                seed = b.xp.ones_like(data)
+            if b.device_guard is None:  # one device (cpu): no guard to enter
+                seed = b.xp.asarray(1, dtype=data.dtype) if data.ndim == 0 else \
+                    b.xp.ones_like(data)
+            else:
+                with b.on_device_of(data):  # CuPy allocates on the current device
+                    seed = _ones_like(b.xp, data)
             run_backward([e], [_d.wrap(seed, b)],
                          retain_graph=create_graph if retain_graph is None else retain_graph,
                          create_graph=create_graph)

@@ -1,47 +1,59 @@
 """Generate a backward Node class and a recorder function per ``derivatives.yaml`` entry.
 
 For ``mul(Tensor self, Tensor other)`` with ``self: grad * other`` and ``other: grad *
-self`` this writes (see ``source_of("mul")``)::
+self`` this writes (abridged; see ``source_of("mul")``)::
 
-    class MulBackward0(_Node):
-        __slots__ = ('self_', 'other_')
+    class MulBackward0(_GeneratedNode):
+        __slots__ = ('other_', 'self_', 'other_v', 'self_v')
         def apply(_node, _grads):
             grad = _grads[0]; grads = _grads
             _e = _node.next_functions
-            _r = [None] * 2
+            _r = [None, None]
             if _e[0] is not None:
-                other = _unpack(_node.other_, _node)
+                other = _node.other_  # the Tensor itself, its version checked:
+                if other.__class__ is _Tensor:
+                    if (0 if other._vc is None else other._vc.value) != _node.other_v:
+                        raise _modified_input(_node, 'other', other, _node.other_v)
+                else:  # a number, a SavedVariable, or FREED after a backward (raises)
+                    other = _unpack(other, _node)
                 _r[0] = grad * other
             ...
+        def release_variables(_node): ...  # saved Tensors -> FREED
 
-    def record_mul(_inplace, self, other):
-        _node = MulBackward0()
-        _e0 = _edge(self); _e1 = _edge(other)
-        _node.next_functions = (_e0, _e1)
-        if _e1 is not None: _node.self_ = _save_input(self, 'self', _inplace, _e0)
+    def record_MulBackward0(_inplace, self, other):
+        _node = _new(MulBackward0)  # Node.__init__, inlined
+        ...
+        _e0 = (self.grad_fn, self.output_nr) if ... else _edge(self)
+        _node.next_functions = (_e0, _e1,)
+        if _e0 is not None:  # other is read by self's formula
+            _node.other_, _node.other_v = other, <its version>
         ...
         return _node
+
+A formula with a kernel form in ``fast_formulas.FAST`` (``tanh``, ``mm``, ``sum``...)
+calls it first and evaluates the expression only when it declines (grad mode on).
 
 The op wrapper calls ``record_mul`` when grad mode is on and an input requires grad, then
 ``finish`` (outputs get ``grad_fn``; saved outputs are stored). Formulas are ember ops, so
 when the engine runs with ``create_graph=True`` they record history themselves: double
 backward needs no extra code.
 
-For the JIT's symbolic autodiff, ``backward_function(name)`` generates (on first use) the
-same formulas as a free function of the gradients, a needs-gradient mask and the saved
-values (see :class:`BackwardFunction`); the eager nodes above do not change.
+For the JIT's symbolic autodiff, ``backward_function(name)`` (in ``free_functions.py``)
+generates the same formulas as a free function of the gradients; the eager nodes above do
+not change.
 """
 from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
-from typing import Callable
 
+from . import fast_formulas as _fast
+from . import function as _function
 from . import formulas as _formulas
 from . import nn_formulas as _nn_formulas
 from .derivatives import SAVED_ATTRS, Derivative, DerivativeError
-from .function import FREED, AccumulateGrad, Node, SavedVariable, gradient_edge, save, unpack
+from .function import (FREED, AccumulateGrad, Node, SavedVariable, _Freed, gradient_edge,
+                       modified_input, save, unpack)
 
 _SOURCES: dict[str, str] = {}
 _SAFE_BUILTINS = ("None", "True", "False", "len", "range", "tuple", "list", "isinstance",
@@ -53,20 +65,29 @@ class GeneratedNode(Node):
     """Base of the generated backward nodes: releases saved tensors after backward."""
 
     __slots__ = ()
+    _trusted_arity = True  # apply returns one gradient per edge by construction
     _saved_tensors: tuple = ()
     _result_slots: tuple = ()
     _out_attrs: tuple = ()
+    _plain_outputs = True  # no _out_diff, _result_slots or _out_attrs (views.finish)
     _out_diff: tuple | None = None
 
     def release_variables(self) -> None:
         for slot in self._saved_tensors:
             v = getattr(self, slot, None)
-            if v.__class__ is SavedVariable or \
+            if v.__class__ is _Tensor or v.__class__ is SavedVariable or \
                     (v.__class__ is tuple and v and v[0].__class__ is SavedVariable):
                 setattr(self, slot, FREED)
 
 
 def _edge(v):
+    """``gradient_edge(v)`` for a Tensor, None for anything else; a leaf's inline."""
+    if v.__class__ is _Tensor and v.grad_fn is None and v._base is None:
+        if not v._requires_grad:
+            return None
+        acc = getattr(v, "_grad_acc", None)
+        if acc is not None and acc._out_meta[0][0] == v._data.shape:
+            return (acc, 0)
     if isinstance(v, _Tensor):
         return gradient_edge(v)
     return None
@@ -155,72 +176,120 @@ def _formula_blocks(d: Derivative, namespace: dict):
     return blocks, uses
 
 
+class _Plan:
+    """What ``generate`` derives from an entry once: argument kinds and what is saved."""
+
+    def __init__(self, d: Derivative, class_name: str, namespace: dict):
+        schema = self.schema = d.schema
+        self.d, self.class_name = d, class_name
+        self.args = [a.name for a in schema.arguments]
+        self.tensors = [a.name for a in schema.arguments if a.type.base == "Tensor"]
+        self.outs = output_names(d)
+        self.list_input = next((a.name for a in schema.arguments
+                                if a.type.base == "Tensor" and a.type.is_list), None)
+        self.diff = {n for f in d.formulas if f.expression for n in f.inputs}
+        self.blocks, self.uses = _formula_blocks(d, namespace)
+        self.edge_of = {n: i for i, n in enumerate(self.tensors)}
+        # every saved thing, with what it is: an input, an output, or an attribute of one
+        self.inputs_saved, self.outputs_saved, self.in_attrs, self.out_attrs = {}, {}, {}, {}
+        for k, (saved, attrs) in self.uses.items():
+            for s in saved:
+                if s in self.args:
+                    self.inputs_saved.setdefault(s, []).append(k)
+                elif s in self.outs:
+                    self.outputs_saved[s] = True
+            for owner, attr, name in attrs:
+                if owner in self.outs:
+                    i = self.outs.index(owner)
+                    self.out_attrs[name] = (None if schema.returns[i].type.is_list else i, attr)
+                else:
+                    self.in_attrs.setdefault(name, (owner, attr, []))[2].append(k)
+        # NOTE: a Tensor input (not a list) is kept itself in slot ``x_``, its version in
+        # ``x_v``; anything else that arrives there (a number, a subclass, an in-place op's
+        # snapshot) goes through save(): a SavedVariable, or the value as it is
+        self.direct = sorted(s for s in self.inputs_saved
+                             if s in self.tensors and s != self.list_input)
+
+    def need(self, f) -> str:
+        """The test that formula ``f`` is needed (one of its inputs has an edge)."""
+        if self.list_input is not None:
+            return "_any(_x is not None for _x in _e)"
+        return " or ".join(f"_e[{self.edge_of[n]}] is not None" for n in f.inputs)
+
+    def unpack(self, s: str, indent: str) -> list:
+        """Lines reading saved value ``s`` in apply (a Tensor's version checked)."""
+        if s not in self.tensors and s not in self.outs:  # not a (saved) Tensor
+            return [f"{indent}{s} = _node.{s}_"]
+        if s in self.direct:
+            return [f"{indent}{s} = _node.{s}_",
+                    f"{indent}if {s}.__class__ is _Tensor:",
+                    f"{indent}    if (0 if {s}._vc is None else {s}._vc.value) != _node.{s}_v:",
+                    f"{indent}        raise _modified_input(_node, {s!r}, {s}, _node.{s}_v)",
+                    f"{indent}else:",
+                    f"{indent}    {s} = _unpack({s}, _node)"]
+        return [f"{indent}{s} = _node.{s}_",
+                f"{indent}{s} = {s}.unpack(_node) if {s}.__class__ in _SAVED else "
+                f"_unpack({s}, _node)"]
+
+
 def generate(d: Derivative, class_name: str, namespace: dict) -> str:
     """Source of the Node class and recorder for ``d``; names are checked against
     ``namespace`` (raises DerivativeError at the formula's file:line)."""
-    schema = d.schema
-    args = [a.name for a in schema.arguments]
-    tensors = [a.name for a in schema.arguments if a.type.base == "Tensor"]
-    outs = output_names(d)
-    list_input = next((a.name for a in schema.arguments
-                       if a.type.base == "Tensor" and a.type.is_list), None)
-    diff = {n for f in d.formulas if f.expression for n in f.inputs}
+    plan = _Plan(d, class_name, namespace)
+    return "\n".join(_class_lines(plan)) + "\n\n\n" + "\n".join(_recorder_lines(plan)) + "\n"
 
-    blocks, uses = _formula_blocks(d, namespace)
 
-    # every saved thing, with what it is: an input, an output, or an attribute of one
-    inputs_saved, outputs_saved, in_attrs, out_attrs = {}, {}, {}, {}
-    for k, (saved, attrs) in uses.items():
-        for s in saved:
-            if s in args:
-                inputs_saved.setdefault(s, []).append(k)
-            elif s in outs:
-                outputs_saved[s] = True
-        for owner, attr, name in attrs:
-            if owner in outs:
-                i = outs.index(owner)
-                out_attrs[name] = (None if schema.returns[i].type.is_list else i, attr)
-            else:
-                in_attrs.setdefault(name, (owner, attr, []))[2].append(k)
-
-    edge_of = {n: i for i, n in enumerate(tensors)}
-    slots = [f"{s}_" for s in sorted(set(inputs_saved) | set(outputs_saved) |
-                                     set(in_attrs) | set(out_attrs))]
-    saved_tensor_slots = [f"{s}_" for s in sorted(set(inputs_saved) | set(outputs_saved))
-                          if s in tensors or s in outs]
-    lines = [f"class {class_name}(_GeneratedNode):",
-             f"    # {schema}  ({d.location})",
-             f"    __slots__ = {tuple(slots)!r}",
-             f"    _saved_tensors = {tuple(saved_tensor_slots)!r}"]
+def _class_lines(p: _Plan) -> list:
+    """The Node class: slots, class attributes, apply and release_variables."""
+    d, schema, outs, edge_of = p.d, p.schema, p.outs, p.edge_of
+    slots = [f"{s}_" for s in sorted(set(p.inputs_saved) | set(p.outputs_saved) |
+                                     set(p.in_attrs) | set(p.out_attrs))]
+    saved_tensor_slots = [f"{s}_" for s in sorted(set(p.inputs_saved) | set(p.outputs_saved))
+                          if s in p.tensors or s in outs]
     result_slots = tuple((None if schema.returns[outs.index(o)].type.is_list else
-                          outs.index(o), f"{o}_", o) for o in outputs_saved)
-    lines.append(f"    _result_slots = {result_slots!r}")
-    lines.append(f"    _out_attrs = {tuple((i, a, n + '_') for n, (i, a) in out_attrs.items())!r}")
+                          outs.index(o), f"{o}_", o) for o in p.outputs_saved)
+    out_attrs = tuple((i, a, n + "_") for n, (i, a) in p.out_attrs.items())
+    lines = [f"class {p.class_name}(_GeneratedNode):",
+             f"    # {schema}  ({d.location})",
+             f"    __slots__ = {tuple(slots + [f'{s}_v' for s in p.direct])!r}",
+             f"    _saved_tensors = {tuple(saved_tensor_slots)!r}",
+             f"    _result_slots = {result_slots!r}",
+             f"    _out_attrs = {out_attrs!r}"]
     if d.output_differentiability is not None:
         lines.append(f"    _out_diff = {d.output_differentiability!r}")
+    if d.output_differentiability is not None or result_slots or out_attrs:
+        lines.append("    _plain_outputs = False")
+    if not saved_tensor_slots:
+        lines.append("    _releases = False")
     lines += ["", "    def apply(_node, _grads):",
               "        grad = _grads[0]; grads = _grads",
               "        _e = _node.next_functions",
-              "        _r = [None] * _len(_e)"]
-
-    def need(f) -> str:
-        if list_input is not None:
-            return "_any(_x is not None for _x in _e)"
-        return " or ".join(f"_e[{edge_of[n]}] is not None" for n in f.inputs)
-
-    for k, f, expr, saved, masked in blocks:
-        lines.append(f"        if {need(f)}:")
+              "        _r = [None] * _len(_e)" if p.list_input is not None else
+              f"        _r = [{', '.join(['None'] * len(p.tensors))}]"]
+    # a saved value several formulas read is unpacked once, before them
+    shared = sorted(n for n in {s for b in p.blocks for s in b[3]}
+                    if sum(n in b[3] for b in p.blocks) > 1) if p.list_input is None else []
+    if shared:
+        conds = dict.fromkeys(p.need(b[1]) for b in p.blocks if set(shared) & set(b[3]))
+        lines.append(f"        if {' or '.join(conds)}:")
+        for n in shared:
+            lines += p.unpack(n, "            ")
+    for _, f, expr, saved, masked in p.blocks:
+        lines.append(f"        if {p.need(f)}:")
         if masked:  # which of this formula's inputs need a gradient, in formula order
             mask = "".join(f"_e[{edge_of[n]}] is not None, " for n in f.inputs)
             lines.append(f"            grad_input_mask = ({mask})")
         for s in saved:
-            plain = s not in tensors and s not in outs  # not a (saved) Tensor
-            lines.append(f"            {s} = _node.{s}_" if plain else
-                         f"            {s} = _unpack(_node.{s}_, _node)")
-        if list_input is not None:
+            if s not in shared:
+                lines += p.unpack(s, "            ")
+        fast = _fast_call(d, f, saved, masked)
+        if p.list_input is not None:
             lines += [f"            _g = {expr}",
                       "            _r = [None if _e[_i] is None else _g[_i] "
                       "for _i in range(_len(_e))]"]
+        elif fast is not None:  # the kernel form first; None: it declined
+            lines += [f"            _g = {fast}",
+                      f"            _r[{edge_of[f.inputs[0]]}] = {expr} if _g is None else _g"]
         elif len(f.inputs) == 1:
             lines.append(f"            _r[{edge_of[f.inputs[0]]}] = {expr}")
         else:
@@ -229,46 +298,93 @@ def generate(d: Derivative, class_name: str, namespace: dict) -> str:
                 i = edge_of[n]
                 lines.append(f"            if _e[{i}] is not None: _r[{i}] = _g[{j}]")
     lines.append("        return _r")
+    if saved_tensor_slots:  # release_variables, one test per slot
+        lines += ["", "    def release_variables(_node):"]
+        for slot in saved_tensor_slots:
+            lines += [f"        _v = _getattr(_node, {slot!r}, None)",
+                      "        if _v.__class__ is _Tensor or _v.__class__ is _SavedVariable or "
+                      "_v.__class__ is _tuple and _v and _v[0].__class__ is _SavedVariable:",
+                      f"            _node.{slot} = _FREED"]
+    return lines
 
-    # the recorder
-    rec = [f"def record_{class_name}(_inplace, {', '.join(args)}):",
-           f"    _node = {class_name}()"]
+
+def _recorder_lines(p: _Plan) -> list:
+    """``record_<Class>(_inplace, *args)``: the node, its edges and what it saves."""
+    edge_of, tensors, list_input = p.edge_of, p.tensors, p.list_input
+    rec = [f"def record_{p.class_name}(_inplace, {', '.join(p.args)}):",
+           f"    _node = _new({p.class_name})  # Node.__init__, inlined",
+           "    _node.sequence_nr = _next_sequence_nr(); _node._hooks = None; _node._out_meta = ()"]
     if list_input is not None:
         rec.append(f"    _e = _tuple(_edge(_x) for _x in {list_input})")
         rec.append("    _node.next_functions = _e")
-        cond_of = {k: "_any(_x is not None for _x in _e)" for k in uses}
+        cond_of = {k: "_any(_x is not None for _x in _e)" for k in p.uses}
     else:
         edges = []
         for n in tensors:
-            if n in diff:
-                rec.append(f"    _e{edge_of[n]} = _gradient_edge({n}) if {n}.__class__ is _Tensor "
+            if n in p.diff:  # a non-view result's edge inline, others through _edge
+                rec.append(f"    _e{edge_of[n]} = ({n}.grad_fn, {n}.output_nr) if {n}.__class__ "
+                           f"is _Tensor and {n}.grad_fn is not None and {n}._base is None "
                            f"else _edge({n})")
                 edges.append(f"_e{edge_of[n]}")
             else:
                 edges.append("None")
         rec.append(f"    _node.next_functions = ({', '.join(edges)},)")
         cond_of = {k: " or ".join(f"_e{edge_of[n]} is not None"
-                                  for n in d.formulas[k].inputs) for k in uses}
+                                  for n in p.d.formulas[k].inputs) for k in p.uses}
     stores: dict[str, list] = {}  # condition -> statements, so each test is made once
-    for s, ks in inputs_saved.items():
+    for s, ks in p.inputs_saved.items():
         cond = " or ".join(dict.fromkeys(cond_of[k] for k in ks))
         if s not in tensors:  # ints, bools, dims, Python scalars: kept as they are
-            line = f"_node.{s}_ = {s}"
-        elif s == "self":
-            e = f"_e{edge_of['self']}" if "self" in diff and list_input is None else "None"
-            line = f"_node.{s}_ = _save_input({s}, {s!r}, _inplace, {e})"
+            block = [f"_node.{s}_ = {s}"]
         else:
-            line = (f"_node.{s}_ = _SavedVariable({s}, {s!r}) if {s}.__class__ is _Tensor "
-                    f"else _save({s}, {s!r})")
-        stores.setdefault(cond, []).append(line)
-    for name, (owner, attr, ks) in in_attrs.items():
+            if s == "self":
+                e = f"_e{edge_of['self']}" if "self" in p.diff and list_input is None else "None"
+                other = f"_save_input({s}, {s!r}, _inplace, {e})"
+            else:
+                other = f"_save({s}, {s!r})"
+            if s in p.direct:
+                inplace = " and not _inplace" if s == "self" else ""
+                block = [f"if {s}.__class__ is _Tensor{inplace}:",
+                         f"    _node.{s}_, _node.{s}_v = {s}, 0 if {s}._vc is None else "
+                         f"{s}._vc.value",
+                         "else:",
+                         f"    _node.{s}_ = {other}"]
+            else:
+                block = [f"_node.{s}_ = {other}"]
+        stores.setdefault(cond, []).extend(block)
+    for name, (owner, attr, ks) in p.in_attrs.items():
         cond = " or ".join(dict.fromkeys(cond_of[k] for k in ks))
-        stores.setdefault(cond, []).append(f"_node.{name}_ = _attr({owner}, {attr!r})")
+        # a shape is kept as the array's tuple: Tensor.shape would build a Size per op
+        value = f"{owner}._data.shape" if attr == "shape" else f"{owner}.{attr}"
+        stores.setdefault(cond, []).append(f"_node.{name}_ = {value} if {owner}.__class__ "
+                                           f"is _Tensor else _attr({owner}, {attr!r})")
     for cond, lines_ in stores.items():
         rec.append(f"    if {cond}:")
         rec += [f"        {x}" for x in lines_]
     rec.append("    return _node")
-    return "\n".join(lines) + "\n\n\n" + "\n".join(rec) + "\n"
+    return rec
+
+
+def _fast_call(d: Derivative, f, saved: list, masked: bool) -> str | None:
+    """The call of the kernel form of formula ``f`` of ``d`` (fast_formulas.FAST), or None
+    if it has none. Raises DerivativeError at the formula's file:line when that function
+    reads a name the formula does not have."""
+    fn = _fast.FAST.get((d.name, tuple(f.inputs)))
+    if fn is None:
+        return None
+    code = fn.__code__
+    params = code.co_varnames[:code.co_argcount]
+    have = {"grad", "grads", *saved} | ({"grad_input_mask"} if masked else set())
+    missing = [p for p in params if p not in have]
+    if missing or len(f.inputs) != 1:
+        raise DerivativeError(f"{f.location}: fast_formulas.{fn.__name__} for "
+                              f"{', '.join(f.inputs)} of {d.name} reads {missing} which the "
+                              f"formula does not, or the formula has several inputs")
+    return f"{_fast_name(d.name, f.inputs)}({', '.join(params)})"
+
+
+def _fast_name(op: str, inputs) -> str:
+    return "_fast_" + op.replace(".", "__") + "__" + "_".join(inputs)
 
 
 def namespace() -> dict:
@@ -282,7 +398,11 @@ def namespace() -> dict:
                "_save_input": _save_input, "_save": save, "_attr": _attr,
                "_gradient_edge": gradient_edge, "_SavedVariable": SavedVariable,
                "_Tensor": _Tensor, "_len": len, "_any": any,
-               "_tuple": tuple, "__name__": "ember.autograd.generated"})
+               "_tuple": tuple, "_getattr": getattr, "_FREED": FREED,
+               "_SAVED": (SavedVariable, _Freed), "_modified_input": modified_input,
+               "_new": object.__new__, "_next_sequence_nr": _function._sequence.__next__,
+               "__name__": "ember.autograd.generated"})
+    ns.update({_fast_name(op, inputs): fn for (op, inputs), fn in _fast.FAST.items()})
     return ns
 
 
@@ -291,6 +411,7 @@ def compile_all(derivs: dict[str, Derivative]) -> dict[str, tuple]:
     global _Tensor
     from ..tensor import Tensor
     _Tensor = Tensor
+    _fast.bind(Tensor)
     ns = namespace()
     counts: dict[str, int] = {}
     out = {}
@@ -317,114 +438,8 @@ def source_of(name: str) -> str:
     return _SOURCES[name]
 
 
-
-# --- free functions for the JIT's symbolic autodiff ----------------------------------------
-
-@dataclass(frozen=True)
-class BackwardFunction:
-    """The formulas of one ``derivatives.yaml`` entry as a free function (no Node, no saved
-    variables), for the JIT's ``prim::AutogradFormula`` nodes.
-
-    ``fn(grads, mask, *params)`` returns one gradient per Tensor argument (schema order;
-    None where ``mask`` is false or the argument is ``non_differentiable``; a list for a
-    ``Tensor[]``). ``grads``: the outputs' gradients (None where undefined; for an op
-    returning one ``Tensor[]``, that list's gradients); ``mask``: one bool per Tensor
-    argument. Gradients are not yet summed to the inputs' shapes or cast to their dtypes
-    (the engine's rule, which the caller applies).
-
-    Attributes: ``name`` (``max.dim``), ``fn``, ``tensor_args`` (names), ``params`` (the
-    parameters after ``(grads, mask)``, each defaulting to None), ``sources`` (per param,
-    ``(owner, attr)``: an argument or output name and None for the value itself, or
-    ``shape``/``dtype``/``device``/``ndim`` read from it), ``needs`` (per Tensor argument,
-    the params its formula reads).
-    """
-
-    name: str
-    fn: Callable
-    tensor_args: tuple
-    params: tuple
-    sources: tuple
-    needs: tuple
-
-    def __call__(self, grads, mask, *params):
-        return self.fn(grads, mask, *params)
-
-
-_FREE: dict[str, BackwardFunction] = {}
-_FREE_NS: dict = {}
-
-
-def backward_function(name: str) -> BackwardFunction:
-    """The free backward function of op ``name`` (``"mul"``, ``"max.dim"``), generated
-    on first use (see :class:`BackwardFunction`; ``source`` of it:
-    ``free_source_of(name)``). Raises KeyError when the op has no derivative, ValueError
-    when it is marked ``not_differentiable``."""
-    hit = _FREE.get(name)
-    if hit is not None:
-        return hit
-    from ..ops import DERIVATIVES
-    d = DERIVATIVES.get(name)
-    if d is None:
-        raise KeyError(f"no derivatives.yaml entry for op {name!r}: add one, or keep the op "
-                       f"out of symbolically differentiated graphs")
-    if d.not_differentiable:
-        raise ValueError(f"op {name!r} is marked not_differentiable in derivatives.yaml; "
-                         f"it has no backward function")
-    if not _FREE_NS:
-        _FREE_NS.update(namespace())
-    src, bf = generate_free(d, "_jit_" + name.replace(".", "__") + "_backward", _FREE_NS)
-    _SOURCES["jit:" + name] = src
-    _FREE[name] = bf
-    return bf
-
-
-def free_source_of(name: str) -> str:
-    """The generated source of op ``name``'s free backward function."""
-    backward_function(name)
-    return _SOURCES["jit:" + name]
-
-
-def generate_free(d: Derivative, fn_name: str, namespace: dict) -> tuple:
-    """Source and :class:`BackwardFunction` of ``d``'s free function, compiled in
-    ``namespace``; ``free_source_of("mul")`` shows one."""
-    schema = d.schema
-    tensors = [a.name for a in schema.arguments if a.type.base == "Tensor"]
-    list_input = next((a.name for a in schema.arguments
-                       if a.type.base == "Tensor" and a.type.is_list), None)
-    blocks, uses = _formula_blocks(d, namespace)
-    sources = {}
-    for saved, attrs in uses.values():
-        for s in saved:
-            sources[s] = (s, None)
-        for owner, attr, name in attrs:
-            sources[name] = (owner, attr)
-    params = tuple(sorted(sources))
-    pos = {n: i for i, n in enumerate(tensors)}
-    needs = [()] * len(tensors)
-    lines = [f"def {fn_name}(_grads, _mask{''.join(f', {p}=None' for p in params)}):",
-             f"    # {schema}  ({d.location})",
-             "    grad = _grads[0] if _grads else None; grads = _grads",
-             f"    _r = [None] * {len(tensors)}"]
-    for k, f, expr, saved, masked in blocks:
-        idx = [pos[n] for n in f.inputs]
-        for i in idx:
-            needs[i] = tuple(saved)
-        lines.append(f"    if {' or '.join(f'_mask[{i}]' for i in idx)}:")
-        if masked:
-            lines.append(f"        grad_input_mask = ({''.join(f'_mask[{i}], ' for i in idx)})")
-        if list_input is not None or len(idx) == 1:
-            lines.append(f"        _r[{idx[0]}] = {expr}")
-        else:
-            lines.append(f"        _g = {expr}")
-            lines += [f"        if _mask[{i}]: _r[{i}] = _g[{j}]" for j, i in enumerate(idx)]
-    lines.append("    return _r")
-    src = "\n".join(lines) + "\n"
-    exec(compile(src, f"<ember.autograd generated: {fn_name} from {d.location}>",  # noqa: S102
-                 "exec"), namespace)
-    fn = namespace[fn_name]
-    fn.__module__ = "ember.autograd.generated"
-    bf = BackwardFunction(d.name, fn, tuple(tensors), params,
-                          tuple(sources[p] for p in params), tuple(needs))
-    return src, bf
+# the JIT's free backward functions live apart; imported from here by the JIT
+from .free_functions import (BackwardFunction, backward_function,  # noqa: E402,F401
+                             free_source_of, generate_free)
 
 _Tensor = None

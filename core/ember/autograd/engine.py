@@ -30,10 +30,15 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import operator
 
 from ..types import Device
+from .fast_formulas import accumulate as _accumulate
+from .formulas import is_expandable_to, sum_to
 from .function import AccumulateGrad, call_node
 from .grad_mode import STATE
+
+_node_of = operator.itemgetter(0)  # an Edge's node
 
 
 def _discover(roots) -> list:
@@ -73,7 +78,6 @@ def _validate(g, node, nr: int, producer):
         return g
     shape, typ = meta[0], meta[1]
     if g._data.shape != shape:
-        from .formulas import is_expandable_to, sum_to
         if not is_expandable_to(shape, g._data.shape):
             raise RuntimeError(f"Function {producer.name()} returned an invalid gradient - "
                                f"got shape {list(g._data.shape)} but expected shape "
@@ -103,19 +107,41 @@ def _device_guard(buf: list):
 
 
 def _dependencies(roots) -> dict:
-    """For every node reachable from ``roots``: how many edges point at it."""
-    deps: dict = {}
-    stack = list(dict.fromkeys(roots))
-    seen = set(stack)
+    """For every node reachable from ``roots`` (the roots included): how many edges point
+    at it."""
+    deps = dict.fromkeys(roots, 0)  # NOTE: a root reached from another is not walked twice
+    stack = list(deps)
     while stack:
         for e in stack.pop().next_functions:
             if e is not None:
                 n = e[0]
-                deps[n] = deps.get(n, 0) + 1
-                if n not in seen:
-                    seen.add(n)
+                if n in deps:
+                    deps[n] += 1
+                else:
+                    deps[n] = 1
                     stack.append(n)
     return deps
+
+
+def _dependencies_toward(roots, inputs) -> tuple:
+    """``_dependencies`` counting only edges into nodes that lead to one of ``inputs``
+    (Edges). Returns ``(deps, reach, targets)``: ``reach`` the set of such nodes,
+    ``targets`` node -> {input_nr: [positions in inputs]}."""
+    targets: dict = {}
+    for i, e in enumerate(inputs):
+        targets.setdefault(e[0], {}).setdefault(e[1], []).append(i)
+    reach = set()
+    order = _discover(roots)
+    for node in order:  # children come first, so one pass suffices
+        if node in targets or any(e is not None and e[0] in reach
+                                  for e in node.next_functions):
+            reach.add(node)
+    deps: dict = {}
+    for node in order:
+        for e in node.next_functions:
+            if e is not None and e[0] in reach:
+                deps[e[0]] = deps.get(e[0], 0) + 1
+    return deps, reach, targets
 
 
 def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs=None,
@@ -126,34 +152,21 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
     gradient arrived). With ``accumulate`` the leaves among them (or every reachable leaf
     when ``inputs`` is None) get ``.grad`` accumulated.
     """
-    root_nodes = [e[0] for e in roots]
-    targets: dict = {}
-    reach = None
+    root_nodes = list(map(_node_of, roots))
     if inputs is None:
-        deps = _dependencies(root_nodes)
+        deps, reach, targets = _dependencies(root_nodes), None, None
     else:
-        for i, e in enumerate(inputs):
-            targets.setdefault(e[0], {}).setdefault(e[1], []).append(i)
-        reach = set()
-        order = _discover(root_nodes)
-        for node in order:  # children come first, so one pass suffices
-            if node in targets or any(e is not None and e[0] in reach
-                                      for e in node.next_functions):
-                reach.add(node)
-        deps = {}
-        for node in order:
-            for e in node.next_functions:
-                if e is not None and e[0] in reach:
-                    deps[e[0]] = deps.get(e[0], 0) + 1
-
+        deps, reach, targets = _dependencies_toward(root_nodes, inputs)
+    captured = [None] * len(inputs or ())
     buffers: dict = {}
     for (node, nr), g in zip(roots, grads):
         _add(buffers, node, nr, g)
     tie = itertools.count()
-    ready = [(-n.sequence_nr, next(tie), n) for n in dict.fromkeys(root_nodes)
-             if n not in deps]
+    ready = []
+    for n in dict.fromkeys(root_nodes):
+        if not deps.get(n):
+            ready.append((-n.sequence_nr, next(tie), n))
     heapq.heapify(ready)
-    captured = [None] * len(inputs or ())
     pop, push = heapq.heappop, heapq.heappush
 
     prev_mode = STATE.enabled
@@ -161,57 +174,41 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
     try:
         while ready:
             node = pop(ready)[2]
-            buf = buffers.pop(node, None)
-            if buf is None:
-                buf = [None] * max(1, len(node._out_meta))
-            if node._tensor_pre_hooks or node._retain_grad:
+            buf = buffers.pop(node, None) or [None] * max(1, len(node._out_meta))
+            hooks = node._hooks
+            if hooks is not None and (hooks.tensor_pre or hooks.retain_grad):
                 with _device_guard(buf):
                     _tensor_hooks(node, buf)
-            if reach is None:
-                run = True
-            else:
-                if node in targets:
-                    for nr, idx in targets[node].items():
-                        for i in idx:
-                            captured[i] = buf[nr] if nr < len(buf) else None
-                run = (accumulate and node in targets and node.__class__ is AccumulateGrad) \
-                    or any(e is not None and e[0] in reach for e in node.next_functions)
             out = None
-            if run:
+            if reach is None or _runs(node, buf, reach, targets, captured, accumulate):
+                # run it on its first gradient's device (its allocations land there), through
+                # call_node if it has hooks; not at all if no gradient reached it
+                # NOTE: ``g`` is bound here on every path: AccumulateGrad's reference counts
+                # (grad_ownership) must not depend on where a gradient came from
                 for g in buf:
                     if g is not None:
                         b = g._type.backend
-                        if b.device_count == 1:
-                            out = call_node(node, buf)
-                        else:  # what the formula allocates lands on its gradients' device
+                        if b.device_count > 1:
                             with b.on_device(b.device_of(g._data)):
                                 out = call_node(node, buf)
-                        if not retain_graph:
+                        else:
+                            out = node.apply(buf) if hooks is None else call_node(node, buf)
+                        if not retain_graph and node._releases:
                             node.release_variables()
                         break
+            if out is None:  # nothing flows on, but the nodes it points at stop waiting
+                out = (None,) * len(node.next_functions)
+            # each gradient goes to the buffer of the node its edge points to, fitted to
+            # what that node expects; a node all of whose edges have come in is ready
             i = -1
             for e in node.next_functions:
                 i += 1
-                if e is None:
+                if e is None or reach is not None and e[0] not in reach:
                     continue
-                nxt, nr = e
-                if reach is not None and nxt not in reach:
-                    continue
-                if out is not None:
-                    g = out[i]
-                    if g is not None:
-                        om = nxt._out_meta
-                        meta = om[nr] if nr < len(om) else None
-                        if meta is not None and (
-                                g._data.shape != meta[0] or g._type is not meta[1] or
-                                len(meta) > 2 and meta[1].backend.device_of(g._data) != meta[2]):
-                            g = _validate(g, nxt, nr, node)
-                        nbuf = buffers.get(nxt)
-                        if nbuf is None:
-                            nbuf = buffers[nxt] = [None] * (len(om) if len(om) > nr else nr + 1)
-                        elif nr >= len(nbuf):
-                            nbuf.extend([None] * (nr + 1 - len(nbuf)))
-                        nbuf[nr] = g if nbuf[nr] is None else nbuf[nr] + g
+                nxt = e[0]
+                g = out[i]
+                if g is not None:
+                    _deliver(buffers, nxt, e[1], g, node)
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
@@ -219,6 +216,37 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
     finally:
         STATE.enabled = prev_mode
     return captured
+
+
+def _runs(node, buf, reach, targets, captured, accumulate) -> bool:
+    """With ``inputs`` given: capture the gradients of the targets among ``node``'s
+    outputs, and whether ``node`` must run (an AccumulateGrad target being accumulated,
+    or a node leading to a target)."""
+    hit = targets.get(node)
+    if hit is not None:
+        for nr, idx in hit.items():
+            for i in idx:
+                captured[i] = buf[nr] if nr < len(buf) else None
+        if accumulate and node.__class__ is AccumulateGrad:
+            return True
+    return any(e is not None and e[0] in reach for e in node.next_functions)
+
+
+def _deliver(buffers: dict, node, nr: int, g, producer) -> None:
+    """Add ``g`` into input ``nr`` of ``node``'s buffer, fitted (``_validate``) to what
+    ``node`` expects unless it already is (the common case, checked inline)."""
+    om = node._out_meta
+    meta = om[nr] if nr < len(om) else None
+    if meta is not None and (g._data.shape != meta[0] or g._type is not meta[1] or
+                             len(meta) > 2 and meta[1].backend.device_of(g._data) != meta[2]):
+        g = _validate(g, node, nr, producer)
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * (len(om) if len(om) > nr else nr + 1)
+    elif nr >= len(buf):
+        buf.extend([None] * (nr + 1 - len(buf)))
+    old = buf[nr]
+    buf[nr] = g if old is None else _accumulate(old, g)
 
 
 def _add(buffers: dict, node, nr: int, g) -> None:

@@ -11,17 +11,18 @@ import math
 
 import ember as E
 
+from .fast_formulas import sum_to_kernels as _sum_to_kernels
+
 
 # --- shapes and broadcasting ---------------------------------------------------------------
 
 def is_expandable_to(shape, desired) -> bool:
     """Whether ``shape`` broadcasts to ``desired`` (so a gradient of ``desired`` sums to it)."""
-    if len(shape) > len(desired):
+    n = len(shape)
+    if n > len(desired):
         return False
-    for s, d in zip(reversed(shape), reversed(desired)):
-        if s != d and s != 1:
-            return False
-    return True
+    return shape == desired[len(desired) - n:] or \
+        all(s == d or s == 1 for s, d in zip(shape, desired[len(desired) - n:]))
 
 
 def sum_to(g, shape):
@@ -31,7 +32,11 @@ def sum_to(g, shape):
     if have == shape:
         return g
     lead = len(have) - len(shape)
-    inner = tuple(i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1)
+    inner = tuple([i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1]) \
+        if 1 in shape else ()
+    fast = _sum_to_kernels(g, lead, inner)  # nothing records: the kernels directly
+    if fast is not None:
+        return fast
     if lead:
         g = g.sum(tuple(range(lead)))  # the dims broadcasting prepended
     if inner:

@@ -6,8 +6,9 @@ AccumulateGrad for a leaf that requires grad, or ``None`` for an input that need
 gradient. Calling a node maps the gradients of its forward outputs to the gradients of
 its forward inputs (PyTorch names them ``grad_outputs`` -> ``grad_inputs``).
 
-Nodes hold what their formulas need as SavedVariables, which remember the tensor's
-version: unpacking one after an in-place change raises PyTorch's error.
+Nodes hold what their formulas need, each tensor with the version it had when saved: a
+SavedVariable (or, in a generated node, a Tensor input itself next to its version).
+Reading one after an in-place change raises PyTorch's error.
 
 NOTE: a node never holds its own outputs as Tensors (that would be a cycle through
 ``grad_fn``): a saved output keeps its array and is rebuilt on unpack.
@@ -20,7 +21,7 @@ import weakref
 from collections import namedtuple
 
 from .. import dispatch as _d
-from . import grad_ownership as _ownership
+from .grad_ownership import may_steal as _may_steal
 from .grad_mode import STATE
 
 Edge = namedtuple("Edge", "function input_nr")
@@ -43,6 +44,27 @@ class RemovableHandle:
             self._hooks.remove(self._fn)
 
 
+class _Hooks:
+    """A node's hooks, made when the first one is registered."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retain_grad")
+
+    def __init__(self):
+        self.pre = self.post = self.tensor_pre = self.retain_grad = None
+
+
+def _hooks_field(name: str, doc: str) -> property:
+    def get(node):
+        hooks = node._hooks
+        return None if hooks is None else getattr(hooks, name)
+
+    def set_(node, value):
+        if node._hooks is None:
+            node._hooks = _Hooks()
+        setattr(node._hooks, name, value)
+    return property(get, set_, doc=doc)
+
+
 class Node:
     """A backward function in the autograd graph (PyTorch's ``torch.autograd.graph.Node``).
 
@@ -51,18 +73,26 @@ class Node:
     a tuple with one gradient (Tensor or None) per ``next_functions`` entry.
 
     NOTE: ``_out_meta`` holds one ``input_metadata`` per forward output (None for one that
-    gets no gradient); the engine fits each incoming gradient to it.
+    gets no gradient); the engine fits each incoming gradient to it. ``_hooks`` is None
+    for a node the engine may simply ``apply``: no hooks, and a subclass that sets
+    ``_trusted_arity`` (its apply returns one gradient per edge by construction).
+    Otherwise the engine goes through ``call_node``.
     """
 
-    __slots__ = ("next_functions", "sequence_nr", "_out_meta", "_pre_hooks", "_post_hooks",
-                 "_tensor_pre_hooks", "_retain_grad", "__weakref__")
+    __slots__ = ("next_functions", "sequence_nr", "_out_meta", "_hooks", "__weakref__")
+    _trusted_arity = False
+    _releases = True  # False where release_variables has nothing to free: the engine skips it
+    _out_diff = None  # or one bool per forward output: is it differentiable (set_history)
+    _pre_hooks = _hooks_field("pre", "register_prehook's hooks (a list) or None")
+    _post_hooks = _hooks_field("post", "register_hook's hooks (a list) or None")
+    _tensor_pre_hooks = _hooks_field("tensor_pre", "output_nr -> Tensor.register_hook's hooks")
+    _retain_grad = _hooks_field("retain_grad", "output_nr -> weakref to a retain_grad tensor")
 
     def __init__(self):
         self.sequence_nr = next(_sequence)
         self.next_functions = ()
         self._out_meta = ()
-        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = None
-        self._retain_grad = None
+        self._hooks = None if self._trusted_arity else _Hooks()
 
     def name(self) -> str:
         """``MulBackward0``: the class name, as PyTorch prints it."""
@@ -132,6 +162,8 @@ class AccumulateGrad(Node):
     """
 
     __slots__ = ("_variable",)
+    _trusted_arity = True
+    _releases = False
 
     def __init__(self, variable):
         super().__init__()
@@ -146,18 +178,13 @@ class AccumulateGrad(Node):
 
     def apply(self, grads):
         g = grads[0]
-        if g is None:
-            return ()
         v = self._variable()
-        if v is None:
+        if g is None or v is None:
             return ()
-        keep = STATE.enabled and g.requires_grad  # create_graph: keep the graph it carries
-        if not keep and v.grad is None:
-            # NOTE: a gradient may be shared (``a + b`` passes one grad to both inputs) or a
-            # view (``expand``): copy it unless nothing else holds it (grad_ownership)
-            seen = _ownership.counts(grads)
-            _ownership.record(seen)
-            keep = _ownership.may_steal(g, seen)
+        # create_graph: keep the graph g carries. NOTE: a gradient may be shared (``a + b``
+        # passes one grad to both inputs) or a view (``expand``): copy it unless nothing
+        # else holds it (grad_ownership)
+        keep = STATE.enabled and g.requires_grad or v.grad is None and _may_steal(g)
         with _accumulate_lock:
             if v.grad is None:
                 v.grad = g if keep else _own(g)
@@ -173,6 +200,8 @@ def _own(g):
     """A fresh, contiguous, graph-free copy of ``g``, on ``g``'s device (CuPy's ``copy``
     allocates on the current one)."""
     b = g._type.backend
+    if b.device_guard is None:  # one device: nothing to make current
+        return _d.wrap(g._data.copy(), b)
     with b.on_device_of(g._data):
         return _d.wrap(g._data.copy(), b)
 
@@ -215,8 +244,8 @@ def gradient_edge(t):
 def set_history(node: Node, outputs) -> None:
     """Make ``node`` the ``grad_fn`` of each floating-point Tensor in ``outputs`` (except
     those its ``_out_diff`` marks non-differentiable)."""
-    diff = getattr(node, "_out_diff", None)
-    if len(outputs) == 1 and diff is None:  # the common case, spelled out
+    diff = node._out_diff
+    if diff is None and len(outputs) == 1:  # the common case, spelled out
         t = outputs[0]
         if t.__class__ is _d._Tensor and t._type.scalar_type.is_floating_point:
             t.grad_fn, t.output_nr, t._requires_grad = node, 0, True
@@ -269,22 +298,32 @@ class SavedVariable:
         in-place-modification RuntimeError if its version changed since it was saved."""
         t = self.tensor
         if t is not None:
-            if t._version != self.version:
-                raise _modified_error(node, self, t._data.shape, t._type, t._version)
+            vc = t._vc  # t._version, inlined
+            if (0 if vc is None else vc.value) != self.version:
+                raise _modified_error(node, self.name, self.version, t._data.shape, t._type,
+                                      t._version)
             return t
         if self.vc.value != self.version:
-            raise _modified_error(node, self, self.data.shape, self.type, self.vc.value)
+            raise _modified_error(node, self.name, self.version, self.data.shape, self.type,
+                                  self.vc.value)
         out = _d.wrap(self.data, self.type.backend)
         out._vc = self.vc
         out.grad_fn, out.output_nr, out._requires_grad = node, self.output_nr, True
         return out
 
 
-def _modified_error(node, saved, shape, typ, now: int) -> RuntimeError:
+def modified_input(node, name: str, t, version: int) -> RuntimeError:
+    """The error for input ``t``, saved by ``node`` as ``name`` at ``version``, that an
+    in-place op changed since (a generated node keeps a Tensor input itself, its version
+    in a slot of its own, rather than in a SavedVariable)."""
+    return _modified_error(node, name, version, t._data.shape, t._type, t._version)
+
+
+def _modified_error(node, name: str, version: int, shape, typ, now: int) -> RuntimeError:
     return RuntimeError(
         f"one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{typ.name} {list(shape)}], saved by {node.name()} as "
-        f"'{saved.name}', is at version {now}; expected version {saved.version} instead. "
+        f"'{name}', is at version {now}; expected version {version} instead. "
         f"Hint: find the in-place op (a method ending in '_', an augmented assignment such as "
         f"'+=', or an indexed assignment) that changed it after {_op_name(node)}() used it, "
         f"and make it out-of-place, or .clone() the tensor before changing it.")

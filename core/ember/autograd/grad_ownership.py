@@ -33,40 +33,32 @@ import threading
 
 from .. import dispatch as _d
 
-__all__ = ["counts", "may_steal", "sole_counts"]
+__all__ = ["may_steal", "sole_counts"]
 
 _lock = threading.Lock()
 _sole = None  # None: not measured yet; (): never steal; (tensor refs, array refs)
 _probe = None  # while measuring: the list AccumulateGrad appends its counts to
 
 
-def counts(grads) -> tuple:
-    """(references to ``grads[0]``, references to its array), as seen from the caller's
-    frame (AccumulateGrad.apply, which also holds the tensor in a local)."""
-    g = grads[0]
-    return sys.getrefcount(g), sys.getrefcount(g._data)
+def may_steal(g) -> bool:
+    """Whether gradient ``g``, as AccumulateGrad.apply holds it, may become ``.grad``
+    itself: nothing but the engine holds it or its memory (see the module docstring).
 
-
-def record(seen: tuple) -> None:
-    """Hand the counts AccumulateGrad saw to a measurement in progress (if any)."""
+    NOTE: the counts are taken first, on every path and always here, so that a measurement
+    (``_probe``) sees exactly the references a real call does.
+    """
+    n, m = sys.getrefcount(g), sys.getrefcount(g._data)
     if _probe is not None:
-        _probe.append(seen)
-
-
-def may_steal(g, seen: tuple) -> bool:
-    """Whether gradient ``g``, whose :func:`counts` are ``seen``, may become ``.grad``
-    itself: nothing but the engine holds it or its memory (see the module docstring)."""
-    if g.__class__ is not _d._Tensor or g.grad_fn is not None or g._requires_grad or \
-            g._base is not None or g._vc is not None:
-        return False
-    data = g._data
+        _probe.append((n, m))
     try:
-        if data.base is not None or not data.flags.c_contiguous:
+        if g.__class__ is not _d._Tensor or g.grad_fn is not None or g._requires_grad or \
+                g._base is not None or g._vc is not None or g._data.base is not None or \
+                not g._data.flags.c_contiguous:
             return False
     except AttributeError:  # an array type without numpy's ownership flags: copy
         return False
-    sole = sole_counts()
-    return bool(sole) and seen[0] <= sole[0] and seen[1] <= sole[1]
+    sole = _sole if _sole is not None else sole_counts()
+    return bool(sole) and n <= sole[0] and m <= sole[1]
 
 
 def sole_counts() -> tuple:

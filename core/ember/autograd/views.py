@@ -169,6 +169,16 @@ def end_inplace(self, node) -> None:
 
 def finish(node: Node, outputs) -> None:
     """Outputs of an out-of-place op get ``node`` as ``grad_fn``; saved outputs are kept."""
+    if node._plain_outputs and len(outputs) == 1:
+        # the common case (one differentiable output, nothing of it saved, not a view, a
+        # single-device backend): set_history's work, inlined
+        t = outputs[0]
+        typ = t._type
+        if t.__class__ is _d._Tensor and t._base is None and typ.scalar_type.is_floating_point \
+                and typ.backend.device_count == 1:
+            t.grad_fn, t.output_nr, t._requires_grad = node, 0, True
+            node._out_meta = ((t._data.shape, typ),)
+            return
     set_history(node, outputs)
     if node._result_slots or node._out_attrs:
         finish_outputs(node, outputs)

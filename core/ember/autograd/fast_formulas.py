@@ -1,0 +1,147 @@
+"""Hot backward formulas computed on the kernels directly, for passes that record nothing.
+
+A formula in ``derivatives.yaml`` is written with ember ops, so that with
+``create_graph=True`` it records its own history (double backward). Without it nothing
+records, and around each kernel an op only adds what the backward does not need: Tensor
+wrappers for intermediates that never escape, tracing and promotion checks. The functions
+here compute the same formulas by calling the same kernels of the same Type, in the same
+order and with the same arguments as the ops would, so their results are those of the
+formulas bit for bit. Each returns None (and the caller evaluates the formula instead)
+whenever that cannot be guaranteed: grad mode on (``create_graph``), a trace open, or
+operands that are not Tensors of one Type (the ops would promote them).
+
+``FAST[(op, inputs)]`` maps a ``derivatives.yaml`` entry and the inputs of one of its
+formulas to such a function; ``codegen.py`` calls it from the generated node first. Its
+parameters are named after the formula's variables (``grad``, ``self``, ``result``,
+``self_shape``...). ``tests/core/autograd/test_fast_formulas.py`` checks every entry
+against its formula.
+
+Reference: PyTorch computes these formulas with dedicated kernels (``tanh_backward``,
+``sigmoid_backward``) for the same reason.
+"""
+from __future__ import annotations
+
+from .. import dispatch as _d
+from ..jit.tracing_state import STATE as _TRACING
+from .grad_mode import STATE
+
+FAST: dict = {}
+_T = None  # ember.Tensor (bind)
+
+
+def bind(tensor_class) -> None:
+    """Called once ``ember.Tensor`` exists (by ``codegen.compile_all``)."""
+    global _T
+    _T = tensor_class
+
+
+def fast(op: str, *inputs: str):
+    """Register the kernel form of the formula of ``op`` for ``inputs``."""
+    def register(fn):
+        FAST[(op, inputs)] = fn
+        return fn
+    return register
+
+
+# --- used by the engine ----------------------------------------------------------------------
+
+def accumulate(old, g):
+    """``old + g``: two gradients for one input of a node, summed in its buffer (both fitted
+    to its metadata: one Type, one shape, so the add kernel is all ``+`` would run)."""
+    if STATE.enabled or _TRACING.active or old._type is not g._type or \
+            old._data.shape != g._data.shape:
+        return old + g
+    typ = old._type
+    return _d.wrap(typ.kernels["add"](old._data, g._data, 1), typ.backend)
+
+
+def sum_to_kernels(g, lead: int, inner: tuple):
+    """``formulas.sum_to``'s two sums (over the ``lead`` prepended dims, then over the
+    ``inner`` stretched ones, kept), or None when ops must record them."""
+    if STATE.enabled or _TRACING.active or g.__class__ is not _T:
+        return None
+    typ = g._type
+    k, a = typ.kernels["sum"], g._data
+    if lead:
+        a = k(a, tuple(range(lead)), False, None)
+    if inner:
+        a = k(a, inner, True, None)
+    return _d.wrap(a, typ.backend)
+
+
+# --- formulas --------------------------------------------------------------------------------
+
+@fast("tanh", "self")
+def tanh_self(grad, result):
+    """``grad * (1 - result * result)``"""
+    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
+            result.__class__ is not _T or grad._type is not result._type:
+        return None
+    typ = grad._type
+    k, r = typ.kernels, result._data
+    return _d.wrap(k["mul"](grad._data, k["sub"](1, k["mul"](r, r), 1)), typ.backend)
+
+
+@fast("sigmoid", "self")
+def sigmoid_self(grad, result):
+    """``grad * result * (1 - result)``"""
+    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
+            result.__class__ is not _T or grad._type is not result._type:
+        return None
+    typ = grad._type
+    k, r = typ.kernels, result._data
+    return _d.wrap(k["mul"](k["mul"](grad._data, r), k["sub"](1, r, 1)), typ.backend)
+
+
+def _mm(grad, a, b, a_t: bool):
+    """``grad.mm(b.t())`` (``a_t`` False) or ``a.t().mm(grad)``, all 2-D of one Type."""
+    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or a.__class__ is not _T \
+            or b.__class__ is not _T or a._data.ndim != 2 or b._data.ndim != 2:
+        return None
+    typ = grad._type
+    k = typ.kernels
+    if a_t:
+        if a._type is not typ:
+            return None
+        return _d.wrap(k["mm"](k["t"](a._data), grad._data), typ.backend)
+    if b._type is not typ:
+        return None
+    return _d.wrap(k["mm"](grad._data, k["t"](b._data)), typ.backend)
+
+
+@fast("matmul", "self")
+def matmul_self(grad, self, other):
+    """``matmul_backward_self`` for 2-D operands: ``grad.mm(other.t())``"""
+    return _mm(grad, self, other, False)
+
+
+@fast("matmul", "other")
+def matmul_other(grad, self, other):
+    """``matmul_backward_other`` for 2-D operands: ``self.t().mm(grad)``"""
+    return _mm(grad, self, other, True)
+
+
+@fast("mm", "self")
+def mm_self(grad, mat2):
+    """``grad.mm(mat2.t())``"""
+    return _mm(grad, mat2, mat2, False)
+
+
+@fast("mm", "mat2")
+def mm_mat2(grad, self):
+    """``self.t().mm(grad)``"""
+    return _mm(grad, self, self, True)
+
+
+@fast("sum", "self")
+def sum_self(grad, self_shape, dim, keepdim):
+    """``sum_backward(grad, self.shape, dim, keepdim)`` where no reduced dim is to be
+    restored (all of them, or ``keepdim``): ``grad.expand(self.shape)``, a view of
+    ``grad`` as the op makes it."""
+    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
+            not (dim is None or keepdim):
+        return None
+    typ = grad._type
+    size = tuple(self_shape)
+    return _d.wrap_view(typ.kernels["expand"](grad._data, size), typ.backend, grad,
+                        _d._Tensor.expand, (size,), None)
