@@ -20,27 +20,32 @@ from . import types as _t
 from .errors import DeviceMismatchError
 from .jit.tracing_state import STATE as _tracing
 
+_wrap, _wrap_view = _d.wrap, _d.wrap_view
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool "
           "tensors (or lists of them) are valid indices")
 
 
 def getitem(t, index):
     """``t[index]``: a view for basic indexing, a new tensor otherwise."""
+    idx = _plain(index if index.__class__ is tuple else (index,), t._data.shape)
+    if idx is not None:  # normalize's own first step, taken here to save a call
+        return index_normalized(t, idx, True)
     idx, basic = normalize(t, index)
     return index_normalized(t, idx, basic)
 
 
 def index_normalized(t, idx: tuple, basic: bool):
     """``t[idx]`` for an index already ``normalize``-d (autograd replays views with it)."""
-    backend = t._type.backend
-    r = t._type.kernels["index"](t._data, idx)
-    out = _d.wrap_view(r, backend, t, _replay_index, (idx,)) if basic else _d.wrap(r, backend)
-    if t.requires_grad:
+    typ = t._type
+    r = typ.kernels["index"](t._data, idx)
+    out = _wrap_view(r, typ.backend, t, _replay_index, (idx,)) if basic else \
+        _wrap(r, typ.backend)
+    if t._requires_grad or t._base is not None and t._base._requires_grad:  # requires_grad
         from .autograd import record_handwritten
         record_handwritten("index", (out,), t, idx)
     if _tracing.active and _tracing.current() is not None:
         from .jit.tracer import record_python
-        record_python("ember::index", None, (t, _traced_index(idx, backend)), out)
+        record_python("ember::index", None, (t, _traced_index(idx, typ.backend)), out)
     return out
 
 
@@ -153,15 +158,19 @@ def _plain(items, shape):
     else None for the general path."""
     if len(items) > len(shape):
         return None
-    for d, it in enumerate(items):
+    d = 0
+    for it in items:
         c = it.__class__
-        if c is int:
-            if not -shape[d] <= it < shape[d]:
+        if c is slice:
+            if it.step is not None:
                 return None
-        elif c is not slice or it.step is not None or \
-                (it.start is not None and it.start.__class__ is not int) or \
-                (it.stop is not None and it.stop.__class__ is not int):
+            start, stop = it.start, it.stop
+            if start.__class__ is not int and start is not None or \
+                    stop.__class__ is not int and stop is not None:
+                return None
+        elif c is not int or not -shape[d] <= it < shape[d]:
             return None
+        d += 1
     return items
 
 

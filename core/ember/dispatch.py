@@ -65,9 +65,21 @@ def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
     array (``arr.base is None``, and not ``base``'s own array): that result is a plain
     tensor, as in PyTorch.
     """
-    t = wrap(arr, backend)
-    if t._data.base is None and t._data is not base._data:
-        return t
+    if arr.__class__ is not backend.array_type:
+        arr = backend.xp.asarray(arr)
+    if arr.base is None and arr is not base._data:
+        return wrap(arr, backend)
+    # NOTE: wrap's body, inlined (keep the two in step): views (view, t, x[1:4]) are as
+    # hot as any op, and this saves a call
+    t = _new_tensor(_Tensor)
+    t._data = arr
+    try:
+        t._type = backend.types_by_dtype[arr.dtype]
+    except KeyError:
+        t._type = backend.type_for_array(arr)
+    t._requires_grad = False
+    t.grad = t.grad_fn = None
+    t.output_nr = 0
     if base._base is not None:
         root, prev = base._base, base._view_fn
         t._view_fn = None if op is None or prev is None else (prev, op, args, index)
@@ -76,8 +88,10 @@ def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
         t._view_fn = None if op is None else (None, op, args, index)
     t._base = root
     vc = root._vc
-    t._vc = vc if vc is not None else root._version_counter()
-    t._view_version = t._vc.value
+    if vc is None:
+        vc = root._version_counter()
+    t._vc = vc
+    t._view_version = vc.value
     return t
 
 
@@ -323,6 +337,17 @@ def promote_operands(op: str, rule: str, operands: Sequence, names: Sequence[str
 
 def promote_list(op: str, tensors: Sequence, name: str):
     """Promote a ``Tensor[]`` operand (``cat``, ``stack``) to one Type; arrays in order."""
+    if tensors.__class__ is list or tensors.__class__ is tuple:
+        # the common case, checked and unpacked in one pass: Tensors of one Type
+        typ, arrays = None, []
+        for t in tensors:
+            if t.__class__ is not _Tensor or t._type is not typ and typ is not None:
+                break
+            typ = t._type
+            arrays.append(t._data)
+        else:
+            if typ is not None:  # (see the NOTE below on devices)
+                return typ, arrays
     tensors = check_tensor_list(tensors, op, name, 1)
     if not tensors:
         raise ValueError(f"{op}(): expected a non-empty list of Tensors for '{name}'")
@@ -413,8 +438,8 @@ def write_inplace(op: str, self, result):
     data = self._data
     if 0 in data.strides:  # only expanded tensors (and size-0/1 dims) have zero strides
         check_writable(op, self)
-    if result.__class__ is data.__class__ and result.dtype == data.dtype and \
-            result.shape == data.shape:  # the common case, checked cheaply
+    if result.__class__ is data.__class__ and result.shape == data.shape and \
+            (result.dtype is data.dtype or result.dtype == data.dtype):  # the common case
         data[...] = result
         vc = self._vc
         if vc is None:

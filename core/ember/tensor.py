@@ -427,8 +427,7 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    def __getitem__(self, index):
-        return _indexing.getitem(self, index)
+    __getitem__ = _indexing.getitem  # (not a method calling it: one frame less per x[i])
 
     def __setitem__(self, index, value) -> None:
         _indexing.setitem(self, index, value)

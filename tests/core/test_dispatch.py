@@ -99,3 +99,42 @@ def test_wrap_normalizes_numpy_scalars_to_arrays():
     b = registry.get_backend("cpu")
     t = dispatch.wrap(np.float32(2.0), b)
     assert isinstance(t._data, np.ndarray) and t.shape == () and t.dtype is E.float32
+
+
+def test_wrap_view_marks_only_views_and_chains_to_the_root():
+    b = registry.get_backend("cpu")
+    base = E.ones(2, 3)
+    v = dispatch.wrap_view(base._data[0], b, base)
+    assert v._base is base and v._vc is base._vc and v._view_fn is None
+    assert v._view_version == base._version and not v.requires_grad
+    vv = dispatch.wrap_view(v._data[1:], b, v, "op", (1,))
+    assert vv._base is base and vv._vc is base._vc
+    assert dispatch.wrap_view(base._data.copy(), b, base)._base is None  # a view-or-copy's copy
+    s = dispatch.wrap_view(np.float32(1.0), b, base)
+    assert s._base is None and isinstance(s._data, np.ndarray) and s.dtype is E.float32
+
+
+def test_promote_list_one_type_subclasses_mixed_types_and_errors():
+    a, b = E.ones(2), E.zeros(2)
+    typ, arrays = dispatch.promote_list("cat", (a, b), "tensors")
+    assert typ is a.type() and arrays == [a._data, b._data] and isinstance(arrays, list)
+    p = E.nn.Parameter(E.ones(2))
+    assert dispatch.promote_list("cat", [p, a], "tensors")[0] is a.type()
+    typ, arrays = dispatch.promote_list("cat", [a, E.ones(2, dtype=E.float64)], "tensors")
+    assert typ.scalar_type is E.float64 and [x.dtype for x in arrays] == [np.float64] * 2
+    assert E.cat([a, E.tensor([1, 2])]).dtype is E.float32
+    with pytest.raises(TypeError, match=r"^cat\(\): expected Tensor as element 1 in argument "
+                                        r"'tensors', but got int$"):
+        E.cat([a, 1])
+    with pytest.raises(TypeError, match=r"must be tuple or list of Tensors, not Tensor"):
+        E.cat(a)
+    with pytest.raises(ValueError, match=r"cat\(\): expected a non-empty list of Tensors"):
+        E.cat([])
+
+
+def test_write_inplace_takes_an_equal_dtype_of_another_object():
+    x = E.zeros(2)
+    r = np.ones(2, dtype=np.dtype(np.float32, metadata={"from": "a kernel"}))
+    assert r.dtype is not x._data.dtype and r.dtype == x._data.dtype
+    assert dispatch.write_inplace("add_", x, r) is x
+    assert x.tolist() == [1.0, 1.0] and x._version == 1 and x.dtype is E.float32

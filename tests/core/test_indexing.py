@@ -112,6 +112,21 @@ def test_slice_bounds_may_be_tensors():
     assert_close(x[E.tensor(1):E.tensor(4)], ref[1:4])
 
 
+@pytest.mark.parametrize("items", [(1, slice(None, 2)), (-3, slice(1, None)), (),
+                                   (slice(None),), (2, 3)], ids=repr)
+def test_plain_indices_skip_normalizing(items):
+    from ember._indexing import _plain
+    assert _plain(items, (3, 4)) is items
+
+
+@pytest.mark.parametrize("items", [(3,), (-4,), (0, 4), (True,), (1.0,), (None,), (Ellipsis,),
+                                   (slice(0, 2, 1),), (slice(0.5, None),), (slice(None, [2]),),
+                                   (0, 0, 0), ([0],)], ids=repr)
+def test_other_indices_take_the_general_path(items):
+    from ember._indexing import _plain
+    assert _plain(items, (3, 4)) is None
+
+
 @pytest.mark.parametrize("index,exc,match", [
     (5, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
     (-4, IndexError, "index -4 is out of bounds for dimension 0 with size 3"),

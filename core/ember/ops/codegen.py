@@ -4,7 +4,8 @@
 
     def add(self, other, *, alpha=1, out=None):
         # add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  (native_functions.yaml:12)
-        alpha = _check_scalar(alpha, 'add', 'alpha', 3)
+        if alpha.__class__ is not _int and alpha.__class__ is not _float:
+            alpha = _check_scalar(alpha, 'add', 'alpha', 3)
         if self.__class__ is _Tensor and other.__class__ is _Tensor and self._type is other._type:
             _T = self._type; _a_self = self._data; _a_other = other._data
         else:
@@ -15,111 +16,26 @@
         return _wrap(_r, _T.backend)
 
 Python binds the arguments (so a bad keyword gives Python's own message); the generated
-checks give PyTorch-style type errors; nothing is looked up by name at call time except the
-kernel, which the Type caches. ``source_of(name)`` returns the text for a reader.
+checks give PyTorch-style type errors, and each skips its call for a value it would return
+unchanged (a default, a plain number, a Tensor); nothing is looked up by name at call time
+except the kernel, which the Type caches. ``source_of(name)`` returns the text for a reader;
+``runtime.py`` holds what the wrappers call.
 """
 from __future__ import annotations
 
 from collections import namedtuple
 
-from .. import dispatch as _d
-from ..autograd import grad_mode as _grad_mode
-from ..autograd import views as _views
-from ..jit import tracing_state as _tracing
 from .native import DIM_ARG_NAMES, NativeFunction
+from .runtime import namespace as _namespace
 from .schema import Argument, FunctionSchema
 
 _SOURCES: dict[str, str] = {}
 NAMESPACE: dict = {}  # the generated wrappers' globals (ember.autograd adds its recorders)
 
 
-def any_requires_grad(tensors) -> bool:
-    """Whether any tensor of a ``Tensor[]`` argument requires grad (views: via their base)."""
-    for t in tensors:
-        if t._requires_grad or t._base is not None and t._base._requires_grad:
-            return True
-    return False
-
-
-def out_grad_error(op: str) -> RuntimeError:
-    """PyTorch's error for ``out=`` on an op whose inputs require grad."""
-    return RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
-                        f"differentiation, but one of the arguments requires grad; call "
-                        f"{op}() without out=, or under 'with ember.no_grad():'")
-
-
-def no_derivative(op: str) -> NotImplementedError:
-    """The error for recording an op that has no ``derivatives.yaml`` entry."""
-    return NotImplementedError(f"the derivative for '{op}' is not implemented: add an entry "
-                               f"to ember/autograd/derivatives.yaml, or call it under "
-                               f"'with ember.no_grad():' or on .detach()-ed inputs")
-
-
 def recorder_name(qualified: str) -> str:
     """Global name of an op's autograd recorder in the wrappers' namespace."""
     return "_ag_" + qualified.replace(".", "__")
-
-
-def _namespace() -> dict:
-    from . import checks, composite
-    return {
-        "_checks": checks.CHECKS,
-        # warnings raised by kernels called straight from a wrapper are attributed here
-        "__name__": "ember.ops.generated",
-        "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
-        "_promote": _d.promote_operands, "_promote_list": _d.promote_list,
-        "_write_out": _d.write_out, "_write_inplace": _d.write_inplace,
-        "_check_writable": _d.check_writable,
-        "_check_tensor": _d.check_tensor, "_check_optional_tensor": _d.check_optional_tensor,
-        "_check_tensor_list": _d.check_tensor_list, "_check_int": _d.check_int,
-        "_check_int_list": _d.check_int_list, "_check_float": _d.check_float,
-        "_check_bool": _d.check_bool, "_check_bool_list": _d.check_bool_list,
-        "_check_scalar": _d.check_scalar,
-        "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
-        "_self_error": _d.self_not_tensor_error, "_no_tensor_error": _d.no_tensor_error,
-        "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
-        "_to_device_of": to_device_of,
-        "_gen": _generator_arg, "_value_error": _d.kernel_value_error,
-        "_composite": composite.COMPOSITES, "_len": len,
-        "_isinstance": isinstance, "_int": int, "_float": float, "_tuple": tuple,
-        "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0}, "_enumerate": enumerate,
-        # autograd (the recorders ``_ag_<op>`` are added by ember.autograd at import)
-        "_gm": _grad_mode.STATE, "_finish": _views.finish,
-        "_record_inplace": _views.record_inplace, "_begin_inplace": _views.begin_inplace,
-        "_end_inplace": _views.end_inplace, "_any_rg": any_requires_grad,
-        "_out_grad_error": out_grad_error, "_no_derivative": no_derivative,
-        # tracing (ember.jit): the state every wrapper checks, and the recorder
-        "_tr": _tracing.STATE, "_record": _record_traced,
-    }
-
-
-def _record_traced(kind, fn, args, kwargs):
-    from ..jit.tracer import record_op
-    return record_op(kind, fn, args, kwargs)
-
-
-def same_device(op: str, typ, t, name: str) -> None:
-    """Raise DeviceMismatchError unless tensor ``t`` lives on ``typ``'s backend."""
-    if t._type.backend is not typ.backend and t._type.backend.name != typ.backend.name:
-        raise _d.DeviceMismatchError(
-            f"{op}(): expected '{name}' on '{typ.backend.name}' like the other tensors, but it "
-            f"is on {t.device}; move it with .to('{typ.backend.name}')")
-
-
-def to_device_of(typ, t, self_):
-    """``t`` itself when it lives on ``typ``'s backend, else ``t`` moved to ``self_``'s
-    device (a differentiable ``.to``): the ``cross_device`` arguments of
-    ``native_functions.yaml`` (``copy_``'s src). Another device of the same backend
-    (cuda:0 -> cuda:1) is the backend's to bring over, in its kernel."""
-    b = t._type.backend
-    if b is typ.backend or b.name == typ.backend.name:
-        return t
-    return t.to(device=self_.device)
-
-
-def _generator_arg(g, backend):
-    from ..random import backend_rng
-    return backend_rng(g, backend)
 
 
 def is_variadic(schema: FunctionSchema) -> bool:
@@ -165,23 +81,26 @@ def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
             return []
         if t.is_list:
             return [f"{n} = _check_tensor_list({args})"]
-        return [f"{n} = _check_optional_tensor({args})" if t.optional
-                else f"if {n}.__class__ is not _Tensor: _check_tensor({args})"]
+        fn = "_check_optional_tensor" if t.optional else "_check_tensor"  # (these raise)
+        return [f"if {guard}{n}.__class__ is not _Tensor: {fn}({args})"]
     if t.base in ("int", "SymInt"):
         if t.is_list:
             return [f"{opt}{n} = _check_int_list({args}, {t.size})"]
         return [f"if {guard}{n}.__class__ is not _int: {n} = _check_int({args})"]
-    simple = {"float": "_check_float", "bool": "_check_bool", "str": "_check_str"}
-    if t.base == "Scalar":  # hot (alpha=1): skip the call for plain numbers
+    # NOTE: each check below skips its call for the values it returns unchanged (defaults,
+    # plain numbers): the fast path pays a comparison, not a call
+    if t.base == "Scalar" or t.base == "float":
+        fn = "_check_scalar" if t.base == "Scalar" else "_check_float"
         return [f"if {guard}{n}.__class__ is not _int and {n}.__class__ is not _float: "
-                f"{n} = _check_scalar({args})"]
+                f"{n} = {fn}({args})"]
     if t.base == "bool" and t.is_list:
         return [f"{opt}{n} = _check_bool_list({args}, {t.size})"]
-    if t.base in simple:
-        fn = simple[t.base]
-        return [f"{opt}{n} = {fn}({args})"]
-    if t.base == "ScalarType":
-        return [f"{n} = _check_dtype({args})"]
+    if t.base == "bool":
+        return [f"if {guard}{n} is not True and {n} is not False: {n} = _check_bool({args})"]
+    if t.base == "str":
+        return [f"if {guard}{n}.__class__ is not _str: {n} = _check_str({args})"]
+    if t.base == "ScalarType":  # None stays None
+        return [f"if {n} is not None: {n} = _check_dtype({args})"]
     return []  # Generator, Device, Layout, ...: converted where used
 
 
@@ -203,6 +122,23 @@ def _self_guard(nf: NativeFunction, op: str) -> list[str]:
     pos = 1 + [a.name for a in args].index("self")
     return [f"if self.__class__ is not _Tensor and not _isinstance(self, _Tensor): "
             f"raise _self_error({op!r}, self, {pos}, {len(args) > 1})"]
+
+
+def _one_type_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:
+    """The first lines of an ``if``/``else`` that skips promotion when every promoted
+    operand is a Tensor of one Type (``addmm(bias, x, w)``), where it would change nothing;
+    [] when an operand may be None."""
+    if not all(a.type.is_tensor and not a.type.optional
+               for a in schema.arguments if a.name in names):
+        return []
+    x = names[0]
+    test = [f"{n}.__class__ is _Tensor" for n in names] + \
+        [f"{n}._type is {x}._type" for n in names[1:]]
+    if rule == "float":
+        test.append(f"{x}._type.scalar_type.is_floating_point")
+    return [f"if {' and '.join(test)}:",
+            f"    _T = {x}._type; " + "; ".join(f"_a_{n} = {n}._data" for n in names),
+            "else:"]
 
 
 def _kernel_arg(a: Argument, promoted: set[str]) -> str:
@@ -314,7 +250,7 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
     tensors = [a for a in schema.arguments if a.type.base == "Tensor"]
     primary = tensors[0] if tensors else None
     if inplace:  # in-place ops write self: it must be a Tensor even if it is promoted
-        body.append(f"if not _isinstance(self, _Tensor): _check_tensor(self, {op!r}, 'self', 1)")
+        body.append(f"if self.__class__ is not _Tensor: _check_tensor(self, {op!r}, 'self', 1)")
     if nf.check is not None:  # before promotion, which could hide what it looks for
         operands = "".join(a + ", " for a in nf.promote_args)
         body.append(f"_checks[{nf.check!r}]({op!r}, ({operands}))")
@@ -348,9 +284,11 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
                      f"    _T, (_a_{x},) = _promote({op!r}, 'float', ({x},), ({x!r},))"]
         else:
             targets = "".join(f"_a_{n}, " for n in names)
-            body += guard
-            body.append(f"_T, ({targets}) = _promote({op!r}, {nf.promote!r}, "
-                        f"({', '.join(names)},), {tuple(names)!r})")
+            promote = (f"_T, ({targets}) = _promote({op!r}, {nf.promote!r}, "
+                       f"({', '.join(names)},), {tuple(names)!r})")
+            fast = _one_type_path(schema, names, nf.promote)
+            body += [*fast, *("    " + g for g in guard), "    " + promote] if fast else \
+                [*guard, promote]
     elif primary is not None and primary.type.is_tensor_list:
         body.append(f"_T = {primary.name}[0]._type if {primary.name} else None")
     elif primary is not None:
@@ -361,22 +299,25 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
         if a.name in nf.cross_device:  # moved before autograd sees it: grads flow back
             body.append(f"{a.name} = _to_device_of(_T, {a.name}, self)")
             continue
-        def check(value: str, a=a) -> str:
-            return f"_same_device({op!r}, _T, {value}, {a.name!r})"
+        n = a.name
         if a.type.is_list:
-            body.append(f"for _x in {a.name}: {check('_x')}")
-        elif a.type.optional:
-            body.append(f"if {a.name} is not None: {check(a.name)}")
-        else:
-            body.append(check(a.name))
+            body.append(f"for _x in {n}: _same_device({op!r}, _T, _x, {n!r})")
+        else:  # called only where the Backend objects differ (same_device compares names)
+            guard = f"{n} is not None and " if a.type.optional else ""
+            body.append(f"if {guard}{n}._type.backend is not _T.backend: "
+                        f"_same_device({op!r}, _T, {n}, {n!r})")
 
     if nf.wrap_dims and primary is not None and primary.name == "self" and \
             primary.type.is_tensor:
         nd = "self._data.ndim" + (f" + {nf.dim_extra}" if nf.dim_extra else "")
         for a in schema.arguments:
             if a.name in DIM_ARG_NAMES and a.type.base == "int":
-                fn = "_wrap_dims" if a.type.is_list or a.type.optional else "_wrap_dim"
-                body.append(f"{a.name} = {fn}({a.name}, {nd}, {op!r})")
+                d = a.name  # a dim already in [0, ndim) (or None) is returned as it is
+                if a.type.is_list or a.type.optional:
+                    opt = f"if {d} is not None: " if a.type.optional else ""
+                    body.append(f"{opt}{d} = _wrap_dims({d}, {nd}, {op!r})")
+                else:
+                    body.append(f"if not 0 <= {d} < {nd}: {d} = _wrap_dim({d}, {nd}, {op!r})")
 
     kargs = ", ".join(_kernel_arg(a, promoted) for a in schema.arguments)
     nt_name = None

@@ -3,7 +3,8 @@
 PyTorch's argument parser tries each signature; so does ``make_overload_dispatcher``, in
 declaration order, matching arguments by binding and by kind (Tensor, number, str, ...)
 as recorded from each schema by ``record_overload``. A call that fits none raises a
-TypeError listing what was given and every accepted signature.
+TypeError listing what was given and every accepted signature. A positional-only call
+remembers the overload it took by its arguments' types, so ``x.max()`` matches once.
 """
 from __future__ import annotations
 
@@ -80,6 +81,19 @@ def _matcher(fn):
     return match
 
 
+_type = type
+_MAX_CHOSEN = 64  # type tuples remembered per dispatcher
+
+
+def _plain_types(args) -> bool:
+    """Whether no argument's ``__class__`` differs from its type (a proxy's may: isinstance
+    then sees both, so its type alone would not decide the match)."""
+    for a in args:
+        if _type(a) is not a.__class__:
+            return False
+    return True
+
+
 def make_overload_dispatcher(name: str, fns: list) -> object:
     """One Python callable for several overloads (``max``, ``max.dim``, ``max.other``).
 
@@ -88,10 +102,20 @@ def make_overload_dispatcher(name: str, fns: list) -> object:
     what was given and every accepted signature, like PyTorch's argument parser.
     """
     candidates = [(_matcher(fn), fn) for fn in fns]
+    # NOTE: the matchers test only arity and isinstance, so the overload a positional-only
+    # call takes follows from its arguments' types: each type tuple is matched once (x.max()).
+    chosen: dict = {}
 
     def dispatcher(*args, **kwargs):
+        if not kwargs:
+            key = _type(args[0]) if len(args) == 1 else tuple(map(_type, args))
+            fn = chosen.get(key)
+            if fn is not None:
+                return fn(*args)
         for match, fn in candidates:
             if match(args, kwargs):
+                if not kwargs and len(chosen) < _MAX_CHOSEN and _plain_types(args):
+                    chosen[key] = fn
                 return fn(*args, **kwargs)
         got = ", ".join([_d.type_name(a) for a in args] +
                         [f"{k}={_d.type_name(v)}" for k, v in kwargs.items()])
@@ -99,6 +123,7 @@ def make_overload_dispatcher(name: str, fns: list) -> object:
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({got}), but expected one of:\n{options}")
 
+    dispatcher.chosen = chosen  # (to look at: argument types -> overload)
     dispatcher.__name__ = dispatcher.__qualname__ = name
     dispatcher.__module__ = "ember"
     dispatcher.__doc__ = "\n\n".join(fn.__doc__ or "" for fn in fns)

@@ -173,3 +173,88 @@ def test_gradient_through_a_number_self():
     x = E.tensor(X, dtype=E.float64, requires_grad=True)
     (E.pow(2.0, x) + E.sub(2, x)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2.0 ** X * math.log(2.0) - 1.0, rtol=1e-12)
+
+
+# --- argument checks: a value the check would return unchanged skips the call ----------------
+
+def test_bool_str_float_and_dtype_arguments_past_and_off_their_defaults():
+    x = E.tensor(X, dtype=E.float64)
+    assert x.sum(0, np.True_).tolist() == [X.sum()]  # a numpy bool is converted
+    with pytest.raises(TypeError, match=r"^sum\(\): argument 'keepdim' \(position 3\) must be "
+                                        r"bool, not int$"):
+        x.sum(0, 1)
+    assert x.sum(dtype=E.float32).dtype is E.float32 and x.sum().dtype is E.float64
+    np.testing.assert_allclose(E.div(x, 2.0, rounding_mode="floor").numpy(), np.floor(X / 2))
+    with pytest.raises(TypeError, match=r"^div\(\): argument 'rounding_mode' \(position 3\) "
+                                        r"must be str, not int$"):
+        E.div(x, 2.0, rounding_mode=1)
+    ref = E.layer_norm(x, (4,), eps=1e-5).numpy()
+    np.testing.assert_allclose(E.layer_norm(x, (4,), eps=np.float32(1e-5)).numpy(), ref)
+    np.testing.assert_allclose(E.layer_norm(x, (4,), eps=0).numpy(),
+                               (X - X.mean()) / X.std(), rtol=1e-12)
+    with pytest.raises(TypeError, match=r"^layer_norm\(\): argument 'eps' \(position 5\) "
+                                        r"must be float, not str$"):
+        E.layer_norm(x, (4,), eps="small")
+
+
+def test_dims_in_range_negative_and_out_of_range():
+    x = E.tensor(X)
+    assert x.softmax(-1).tolist() == x.softmax(0).tolist()
+    assert E.tensor(2.0).softmax(-1).item() == E.tensor(2.0).softmax(0).item() == 1.0
+    assert E.ones(2, 3).unsqueeze(2).shape == (2, 3, 1)  # dim_extra: one past the end
+    assert E.ones(2, 3).unsqueeze(-1).shape == (2, 3, 1)
+    with pytest.raises(IndexError, match=r"softmax\(\): dimension out of range \(expected to "
+                                         r"be in range of \[-1, 0\], but got 1\)"):
+        x.softmax(1)
+    with pytest.raises(IndexError, match=r"unsqueeze\(\): dimension out of range"):
+        E.ones(2).unsqueeze(2)
+
+
+def test_tensor_arguments_take_subclasses_and_refuse_the_rest():
+    x, w = E.tensor(X), E.nn.Parameter(E.ones(4, dtype=E.float64))
+    np.testing.assert_allclose(E.layer_norm(x, (4,), weight=w).detach().numpy(),
+                               E.layer_norm(x, (4,)).numpy())
+    with pytest.raises(TypeError, match=r"^layer_norm\(\): argument 'weight' \(position 3\) "
+                                        r"must be Tensor or None, not str$"):
+        E.layer_norm(x, (4,), weight="w")
+    with pytest.raises(TypeError, match=r"^index_select\(\): argument 'index' \(position 3\) "
+                                        r"must be Tensor, not list$"):
+        E.index_select(x, 0, [0])
+    class Sub(E.Tensor):  # a subclass that, unlike Parameter, says so in __class__
+        __slots__ = ()
+    s = E.ones(4, dtype=E.float64)
+    s.__class__ = Sub
+    np.testing.assert_allclose(E.layer_norm(x, (4,), weight=s).numpy(),
+                               E.layer_norm(x, (4,)).numpy())
+    assert s.add_(1) is s and s.tolist() == [2.0] * 4
+    with E.no_grad():
+        assert w.add_(1).tolist() == [2.0] * 4  # in place on a Parameter
+    with pytest.raises(TypeError, match=r"^add_\(\): argument 'self' \(position 1\) must be "
+                                        r"Tensor, not float$"):
+        E.Tensor.add_(2.0, x)
+
+
+def test_a_tensor_argument_on_another_backend_raises(alt):
+    x, idx = E.tensor(X), E.tensor([0, 2])
+    assert E.index_select(x, 0, idx).tolist() == [0.5, 2.5]
+    with pytest.raises(E.DeviceMismatchError, match=r"index_select\(\): expected 'index' on "
+                                                    r"'cpu' like the other tensors, but it is "
+                                                    r"on alt"):
+        E.index_select(x, 0, idx.to("alt"))
+
+
+def test_ops_of_three_or_float_operands_skip_promotion_only_for_one_type():
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    a32, a64 = E.tensor(m, dtype=E.float32), E.tensor(m, dtype=E.float64)
+    assert E.addmm(a32, a32, a32).dtype is E.float32  # one Type: no promotion
+    r = E.addmm(a32, a64, a32)  # mixed: promoted
+    assert r.dtype is E.float64
+    np.testing.assert_allclose(r.numpy(), m + m @ m)
+    assert E.addmm(E.tensor([1, 2]), E.tensor(m, dtype=E.int64),
+                   E.tensor(m, dtype=E.int64)).dtype is E.int64
+    i = E.tensor(I)
+    assert E.true_divide(i, i).dtype is E.float32  # one int Type: still made float
+    np.testing.assert_allclose(E.atan2(i, i).numpy(), np.arctan2(I, I), rtol=1e-6)
+    np.testing.assert_allclose(E.atan2(a64, a64).numpy(), np.arctan2(m, m), rtol=1e-12)
+    with pytest.raises(E.ShapeError, match=r"addmm\(\)"):
+        E.addmm(a32, a32, E.ones(3, 3))
