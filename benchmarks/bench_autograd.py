@@ -9,10 +9,18 @@ Run: ``python benchmarks/bench_autograd.py``. Prints microseconds per call and r
 """
 from __future__ import annotations
 
-import numpy as np
+import os
 
-import ember as E
-from _timing import best_of, try_import_torch
+# NOTE: torch runs on one thread here (try_import_torch); so must numpy's OpenBLAS, or
+# the MLP's matmuls compare one thread with several fighting over a shared machine's
+# cores (times then jump 100-fold). Set before numpy loads its BLAS.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+import ember as E  # noqa: E402
+from _timing import best_of, try_import_torch  # noqa: E402
 
 torch = try_import_torch()
 

@@ -273,6 +273,12 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
                      f"elif {x}.__class__ is _Tensor and _SCALAR_CATEGORY.get({y}.__class__, 9) "
                      f"<= {x}._type.scalar_type._category:",
                      f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}",
+                     # and the mirror image, ``2 - x`` (rsub, __rtruediv__), where a number
+                     # may take self's place at all (number_self)
+                     *([f"elif {y}.__class__ is _Tensor and _SCALAR_CATEGORY.get("
+                        f"{x}.__class__, 9) <= {y}._type.scalar_type._category:",
+                        f"    _T = {y}._type; _a_{x} = {x}; _a_{y} = {y}._data"]
+                       if x != "self" or nf.number_self else []),
                      "else:", *("    " + g for g in guard),
                      f"    _T, (_a_{x}, _a_{y}) = _promote({op!r}, {nf.promote!r}, ({x}, {y}), "
                      f"{tuple(names)!r})"]

@@ -258,3 +258,25 @@ def test_ops_of_three_or_float_operands_skip_promotion_only_for_one_type():
     np.testing.assert_allclose(E.atan2(a64, a64).numpy(), np.arctan2(m, m), rtol=1e-12)
     with pytest.raises(E.ShapeError, match=r"addmm\(\)"):
         E.addmm(a32, a32, E.ones(3, 3))
+
+
+@pytest.mark.parametrize("dtype", [E.float16, E.bfloat16, E.float32, E.float64, E.uint8,
+                                   E.int32, E.int64])
+@pytest.mark.parametrize("n", [3, 2.5, -7])
+def test_a_number_on_the_left_keeps_the_rules_of_the_right(dtype, n):
+    # the mirrored fast path (2 - x) against the number on the right, which commutes
+    t = E.tensor([[1, 200], [5, 0]]).to(dtype)
+    for left, right in [(E.add(n, t), E.add(t, n)), (E.mul(n, t), E.mul(t, n)),
+                        (E.sub(n, t), E.neg(E.sub(t, n)) if dtype is not E.uint8 else
+                         E.sub(E.zeros_like(t), E.sub(t, n)))]:
+        assert left.dtype is right.dtype
+        np.testing.assert_array_equal(left.float().numpy(), right.float().numpy())
+    if n == 2.5 and not dtype.is_floating_point:
+        assert E.sub(n, t).dtype is E.float32  # a float number raises an integral tensor
+
+
+def test_the_mirrored_fast_path_only_where_a_number_may_be_self():
+    assert "_a_self = self; _a_other = other._data" in codegen.source_of("sub")
+    assert "_a_self = self; _a_other = other._data" not in codegen.source_of("atan2")
+    with pytest.raises(TypeError, match="must be Tensor, not float"):
+        E.atan2(2.0, E.ones(2))
