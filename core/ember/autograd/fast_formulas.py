@@ -71,13 +71,21 @@ def sum_to_kernels(g, lead: int, inner: tuple):
 
 # --- formulas --------------------------------------------------------------------------------
 
-@fast("tanh", "self")
-def tanh_self(grad, result):
-    """``grad * (1 - result * result)``"""
+def _pointwise_type(grad, result):
+    """The one Type of ``grad`` and ``result`` when the kernels may stand in for the ops
+    (nothing records, both plain Tensors of that Type), else None."""
     if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
             result.__class__ is not _T or grad._type is not result._type:
         return None
-    typ = grad._type
+    return grad._type
+
+
+@fast("tanh", "self")
+def tanh_self(grad, result):
+    """``grad * (1 - result * result)``"""
+    typ = _pointwise_type(grad, result)
+    if typ is None:
+        return None
     k, r = typ.kernels, result._data
     return _d.wrap(k["mul"](grad._data, k["sub"](1, k["mul"](r, r), 1)), typ.backend)
 
@@ -85,10 +93,9 @@ def tanh_self(grad, result):
 @fast("sigmoid", "self")
 def sigmoid_self(grad, result):
     """``grad * result * (1 - result)``"""
-    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
-            result.__class__ is not _T or grad._type is not result._type:
+    typ = _pointwise_type(grad, result)
+    if typ is None:
         return None
-    typ = grad._type
     k, r = typ.kernels, result._data
     return _d.wrap(k["mul"](k["mul"](grad._data, r), k["sub"](1, r, 1)), typ.backend)
 
