@@ -46,8 +46,7 @@ def record_handwritten(name: str, outputs, *args) -> None:
 
 def _ones_like(xp, data):
     """The seed of ``loss.backward()``: ones of ``data``'s shape and dtype (a 0-d loss, the
-    usual one, through ``asarray``: numpy's ``ones_like`` costs five times as much).
-    ``backward`` inlines it on a single-device backend."""
+    usual one, through ``asarray``: numpy's ``ones_like`` costs five times as much)."""
     return xp.asarray(1, dtype=data.dtype) if data.ndim == 0 else xp.ones_like(data)
 
 
@@ -155,8 +154,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         if e is not None:
             b, data = tensors._type.backend, tensors._data
             if b.device_guard is None:  # one device (cpu): no guard to enter
-                seed = b.xp.asarray(1, dtype=data.dtype) if data.ndim == 0 else \
-                    b.xp.ones_like(data)
+                seed = _ones_like(b.xp, data)
             else:
                 with b.on_device_of(data):  # CuPy allocates on the current device
                     seed = _ones_like(b.xp, data)
