@@ -100,6 +100,16 @@ def sigmoid_self(grad, result):
     return _d.wrap(k["mul"](k["mul"](grad._data, r), k["sub"](1, r, 1)), typ.backend)
 
 
+@fast("relu", "self")
+def relu_self(grad, result):
+    """``where(result > 0, grad, 0.0)``"""
+    typ = _pointwise_type(grad, result)
+    if typ is None:
+        return None
+    k = typ.kernels
+    return _d.wrap(k["where"](k["gt"](result._data, 0), grad._data, 0.0), typ.backend)
+
+
 def _mm(grad, a, b, a_t: bool):
     """``grad.mm(b.t())`` (``a_t`` False) or ``a.t().mm(grad)``, all 2-D of one Type."""
     if STATE.enabled or _TRACING.active or grad.__class__ is not _T or a.__class__ is not _T \

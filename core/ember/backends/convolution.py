@@ -15,6 +15,10 @@ Its kernel, which every backend gets from the core (``install_kernels``), builds
     supports(params) -> bool  # or a falsy ``Decline("why")``, which ``explain`` reports
     dynamic: bool             # optional: True if supports() reads a switch, so its
                               # answers (and the choice after it declines) are not cached
+    selection_state() -> hashable
+                              # optional, for a dynamic algorithm: a snapshot of what its
+                              # supports() reads besides params; with it, the choice is
+                              # cached per (params, every dynamic algorithm's state)
     forward(input, weight, bias, params) -> output array
     backward(grad_output, input, weight, params, output_mask) -> (grad_input,
         grad_weight, grad_bias), each an array or None where output_mask says False
@@ -31,13 +35,14 @@ every order of derivative works for every algorithm.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..errors import ShapeError
 from .conv_params import ConvParams, make_params, memory_format_of
 
-__all__ = ["ConvParams", "Decline", "algorithms", "explain", "Explanation", "select",
-           "memory_format_of"]
+__all__ = ["ConvParams", "Decline", "algorithms", "bias_grad", "explain", "Explanation",
+           "select", "memory_format_of"]
 
 
 class Decline:
@@ -60,9 +65,11 @@ class Decline:
 
 # ---- selection ----------------------------------------------------------------------------
 
-_cache: dict = {}
+_cache: dict = {}   # params, or (params, states) -> the chosen algorithm
 _cache_generation = -1
+_CACHE_SIZE = 1024
 _sorted: dict = {}  # (plugin generation, device type) -> algorithms, highest priority first
+_states: dict = {}  # (plugin generation, device type) -> state functions, or None
 
 
 def algorithms(device_type: str | None = None) -> list:
@@ -94,8 +101,34 @@ def _verdict(algo, params: ConvParams):
     return ok if isinstance(ok, Decline) or ok else Decline("supports() returned False")
 
 
+def _state_functions(device_type: str):
+    """The distinct ``selection_state`` functions of the dynamic algorithms for
+    ``device_type`` (an empty tuple when none is dynamic), or None when a dynamic algorithm
+    has none, which makes its answers uncacheable. Kept until plugins reload."""
+    from ..plugins import manager
+    key = (manager.generation, device_type)
+    try:
+        return _states[key]
+    except KeyError:
+        pass
+    fns = []
+    for algo in algorithms(device_type):
+        if getattr(algo, "dynamic", False):
+            fn = getattr(algo, "selection_state", None)
+            if fn is None:
+                fns = None
+                break
+            if fn not in fns:   # algorithms of one plugin share one function
+                fns.append(fn)
+    if any(k[0] != manager.generation for k in _states):
+        _states.clear()
+    _states[key] = found = None if fns is None else tuple(fns)
+    return found
+
+
 def select(params: ConvParams):
-    """The highest-priority algorithm that supports ``params`` (cached per params).
+    """The highest-priority algorithm that supports ``params`` (cached per params and, when
+    dynamic algorithms are registered, per their ``selection_state()``).
 
     Raises NotImplementedError naming every algorithm and why it declined.
     """
@@ -104,10 +137,13 @@ def select(params: ConvParams):
     if _cache_generation != manager.generation:
         _cache.clear()
         _cache_generation = manager.generation
-    algo = _cache.get(params)
+    states = _state_functions(params.device_type)
+    key = (params, tuple(f() for f in states)) if states else params
+    algo = _cache.get(key)
     if algo is None:
         # NOTE: switches such as ember.backends.nnpack.enabled are read by supports() of
-        # algorithms marked ``dynamic``, so an answer is cached only when no dynamic
+        # algorithms marked ``dynamic``; the key above holds their state when each says what
+        # it reads (``selection_state``), else an answer is cached only when no dynamic
         # algorithm was asked: neither the chosen one nor one that declined before it.
         dynamic = False
         for candidate in algorithms(params.device_type):  # the others decline by device
@@ -120,8 +156,10 @@ def select(params: ConvParams):
                 f"{params.op_name()}: no convolution algorithm supports this call on "
                 f"'{params.device_type}'.\n{explain_params(params)}\nInstall a backend "
                 f"plugin with a native algorithm (`pip install ember-cpu` for the CPU).")
-        if not dynamic:
-            _cache[params] = algo
+        if states is not None or not dynamic:
+            if len(_cache) >= _CACHE_SIZE:
+                _cache.clear()
+            _cache[key] = algo
     return algo
 
 
@@ -186,6 +224,23 @@ def _split(xp, arr, groups: int, axis: int) -> list:
     return xp.split(arr, groups, axis=axis) if arr is not None else [None] * groups
 
 
+def bias_grad(xp, grad_output):
+    """The bias gradient of a convolution: ``grad_output`` (N, C_out, *O) summed over N
+    and the spatial dims, (C_out,) in its dtype; float16/bfloat16 accumulate in float32.
+
+    A matrix-vector product ``ones(N) @ (N, C_out * prod(O))`` first, then the rows:
+    BLAS streams contiguous memory where numpy's sum over axis 0 of (N, C_out, prod(O))
+    walks short rows; 3-9x faster on the digits CNN and ResNet shapes, and as accurate
+    (GEMV accumulates N terms a column, pairwise sums do the rest).
+    """
+    n, c = grad_output.shape[:2]
+    wide = grad_output.dtype if grad_output.dtype in (xp.float32, xp.float64) else \
+        xp.dtype(xp.float32)
+    g = grad_output.astype(wide, copy=False).reshape(n, math.prod(grad_output.shape[1:]))
+    per_position = g[0] if n == 1 else xp.matmul(xp.ones(n, dtype=wide), g)
+    return per_position.reshape(c, -1).sum(axis=1).astype(grad_output.dtype, copy=False)
+
+
 def convolution_nogroup(algo, xp, input, weight, bias, params: ConvParams):
     """Run an algorithm without native groups once per group and concatenate
     (the seeds' ``_convolution_nogroup``)."""
@@ -208,22 +263,50 @@ def convolution_nogroup_backward(algo, xp, grad_output, input, weight, params, o
                  else None for k in range(3))
 
 
+_made: dict = {}   # params_for's arguments -> their ConvParams
+
+
+def params_for(backend, input, weight, bias, stride, padding, dilation, transposed,
+               output_padding, groups, benchmark=False, deterministic=False,
+               cudnn_enabled=True) -> ConvParams:
+    """``make_params`` for ``backend``'s arrays, kept per arguments.
+
+    Checking the arguments costs ~5 us and a training loop repeats the same few
+    convolutions, so their ConvParams are kept per everything ``make_params`` reads (the
+    strides decide the memory format). Arguments that fail are never kept: they raise
+    ShapeError or DtypeError on every call.
+    """
+    device = backend.device_of(input)
+    try:
+        key = (backend.name, input.shape, input.strides, input.dtype, weight.shape,
+               weight.dtype, None if bias is None else (bias.shape, bias.dtype),
+               tuple(stride), tuple(padding), tuple(dilation), transposed,
+               tuple(output_padding), groups, benchmark, deterministic, cudnn_enabled,
+               device)
+        found = _made.get(key)
+    except TypeError:   # an argument not iterable or unhashable: make_params says why
+        key = found = None
+    if found is not None:
+        return found
+    p = make_params(backend.name, backend.type_for_array(input).scalar_type, input, weight,
+                    bias, stride, padding, dilation, transposed, output_padding, groups,
+                    benchmark, deterministic, cudnn_enabled, device)
+    if key is not None:
+        if len(_made) >= _CACHE_SIZE:
+            _made.clear()
+        _made[key] = p
+    return p
+
+
 def install_kernels(backend) -> None:
     """Give ``backend`` the ``_convolution`` and ``convolution_backward`` kernels, which
     select among the registered algorithms (called when a backend registers)."""
-    xp, name = backend.xp, backend.name
-
-    def params_of(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                  groups, benchmark=False, deterministic=False, cudnn_enabled=True):
-        scalar = backend.type_for_array(input).scalar_type
-        return make_params(name, scalar, input, weight, bias, stride, padding, dilation,
-                           transposed, output_padding, groups, benchmark, deterministic,
-                           cudnn_enabled, backend.device_of(input))
+    xp = backend.xp
 
     def _convolution(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups, benchmark, deterministic, cudnn_enabled):
-        p = params_of(input, weight, bias, stride, padding, dilation, transposed,
-                      output_padding, groups, benchmark, deterministic, cudnn_enabled)
+        p = params_for(backend, input, weight, bias, stride, padding, dilation, transposed,
+                       output_padding, groups, benchmark, deterministic, cudnn_enabled)
         algo = select(p)
         if p.groups > 1 and not algo.supports_groups:
             return convolution_nogroup(algo, xp, input, weight, bias, p)
@@ -231,8 +314,8 @@ def install_kernels(backend) -> None:
 
     def convolution_backward(grad_output, input, weight, stride, padding, dilation,
                              transposed, output_padding, groups, output_mask):
-        p = params_of(input, weight, None, stride, padding, dilation, transposed,
-                      output_padding, groups)
+        p = params_for(backend, input, weight, None, stride, padding, dilation, transposed,
+                       output_padding, groups)
         if tuple(grad_output.shape) != p.output_shape:
             raise ShapeError(f"{p.op_name()} backward: expected grad_output of shape "
                              f"{p.output_shape}, got {tuple(grad_output.shape)}")

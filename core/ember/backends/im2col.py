@@ -41,7 +41,7 @@ import math
 import threading
 from collections import OrderedDict
 
-from .convolution import ConvParams, Decline
+from .convolution import ConvParams, Decline, bias_grad
 
 __all__ = ["Im2colConvolution"]
 
@@ -204,14 +204,7 @@ class Im2colConvolution:
             gw = self._run(plan, None, x=input, gy=grad_output, want_gw=True)
         if gw is not None:
             gw = gw.reshape(weight.shape).astype(weight.dtype, copy=False)
-        gb = None
-        if need_bias:
-            # NOTE: two reductions, the first over contiguous memory, are several times
-            # faster in numpy than one over axes (0, 2, ...)
-            n, c = grad_output.shape[:2]
-            gb = grad_output.reshape(n, c, -1).sum(
-                axis=2, dtype=self._compute_dtype(grad_output.dtype)).sum(axis=0)
-            gb = gb.astype(grad_output.dtype, copy=False)
+        gb = bias_grad(xp, grad_output) if need_bias else None
         return gi, gw, gb
 
     # ---- internals ----

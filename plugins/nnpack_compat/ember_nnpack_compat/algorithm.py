@@ -21,8 +21,10 @@ their own precision.
 """
 from __future__ import annotations
 
+import numpy as np
+
 import ember.backends.nnpack as _switch
-from ember.backends.convolution import ConvParams, Decline
+from ember.backends.convolution import ConvParams, Decline, bias_grad
 
 from . import fft, gemm1x1, selection, winograd
 
@@ -61,8 +63,9 @@ class NnpackAlgorithm:
     """One NNPACK algorithm as an ember convolution algorithm (base class).
 
     Subclasses set ``name``, ``priority``, ``module`` (the arithmetic) and ``_fits``.
-    ``dynamic = True`` tells the dispatcher not to cache the verdict, since it depends on
-    ``ember.backends.nnpack.enabled``; verdicts per ``ConvParams`` are cached here.
+    ``dynamic = True`` tells the dispatcher that the verdict depends on more than the
+    ``ConvParams`` (verdicts per params are cached here): ``selection_state()`` says what,
+    ``ember.backends.nnpack.enabled`` and the innermost ``using(...)``.
     """
 
     name = "nnpack"
@@ -71,6 +74,12 @@ class NnpackAlgorithm:
     supports_groups = False
     dynamic = True
     module = None
+
+    @staticmethod
+    def selection_state() -> tuple:
+        """What ``supports`` reads besides the params: ``(forced algorithm name or None,
+        ember.backends.nnpack.enabled)``; one function for every nnpack algorithm."""
+        return selection.forced_algorithm(), _switch.enabled
 
     def __init__(self):
         self._verdicts: dict = {}
@@ -124,10 +133,7 @@ class NnpackAlgorithm:
             gw = self.module.grad_weight(grad_output, input, params.weight_shape,
                                          params.padding, params.stride)
         if need_bias:
-            # NOTE: a contiguous reduction first, then over the batch: several times faster
-            # in numpy than one reduction over axes (0, 2, 3)
-            n, k = grad_output.shape[:2]
-            gb = grad_output.reshape(n, k, -1).sum(axis=2).sum(axis=0)
+            gb = bias_grad(np, grad_output)
         return gi, gw, gb
 
 

@@ -29,11 +29,13 @@ FORWARDS = {
     ("mm", ("self",)): lambda dt: leaf(3, 4, dtype=dt).mm(leaf(4, 5, seed=1, dtype=dt)),
     ("mm", ("mat2",)): lambda dt: leaf(3, 4, dtype=dt).mm(leaf(4, 5, seed=1, dtype=dt)),
     ("sum", ("self",)): lambda dt: leaf(3, 4, dtype=dt).sum(),
+    ("relu", ("self",)): lambda dt: leaf(3, 4, dtype=dt).relu(),
 }
 
 
+# each op's Tensor arguments, in order
 INPUTS = {"tanh": ["self"], "sigmoid": ["self"], "matmul": ["self", "other"],
-          "mm": ["self", "mat2"], "sum": ["self"]}  # each op's Tensor arguments, in order
+          "mm": ["self", "mat2"], "sum": ["self"], "relu": ["self"]}
 
 
 def test_every_kernel_formula_is_tested():

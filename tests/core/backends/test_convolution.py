@@ -17,7 +17,7 @@ import ember as E
 import ember.backends.nnpack as nnpack
 import ember.nn.functional as F
 from ember.backends import convolution
-from ember.backends.convolution import Decline, explain
+from ember.backends.convolution import Decline, explain, make_params
 from ember.backends.im2col import Im2colConvolution
 from ember.errors import ShapeError
 from ember.plugins import manager
@@ -119,6 +119,57 @@ def test_choice_is_cached_without_dynamic_algorithms(register):
     _conv(x, w)
     assert fake.calls == []                       # native_im2col, cached
     assert explain(x, w).chosen == "static"       # explain does not use the cache
+
+
+def test_dynamic_choice_is_cached_per_selection_state(register):
+    """A dynamic algorithm that names what it reads (``selection_state``) is asked once per
+    (params, state): the same state reuses the choice, a new state asks again, and going
+    back to an old state finds its cached choice."""
+    switch = {"on": False}
+    asked = []
+
+    def accept(p):
+        asked.append(switch["on"])
+        return switch["on"] or Decline("switch off")
+    fake = FakeAlgorithm("stated", accept=accept)
+    fake.dynamic = True
+    fake.selection_state = lambda: switch["on"]
+    register(fake)
+    x, _ = make((2, 3, 5, 5), E.float64)
+    w, _ = make((4, 3, 3, 3), E.float64, seed=1)
+    ref = _conv(x, w, padding=1)
+    _conv(x, w, padding=1)
+    assert asked == [False] and fake.calls == []          # native, asked once
+    switch["on"] = True
+    for _ in range(2):
+        assert_close(_conv(x, w, padding=1), ref.numpy())
+    assert asked == [False, True] and [c[0] for c in fake.calls] == ["forward"] * 2
+    switch["on"] = False
+    _conv(x, w, padding=1)
+    assert asked == [False, True] and len(fake.calls) == 2  # the first state's choice
+
+
+def test_params_are_made_once_per_arguments(monkeypatch):
+    """``_convolution`` checks the same arguments once: equal calls share one ConvParams,
+    a different layout (channels-last strides), bias or dtype gets its own, and bad
+    arguments raise on every call."""
+    made = []
+
+    def spy(*args, **kwargs):
+        made.append(make_params(*args, **kwargs))
+        return made[-1]
+    monkeypatch.setattr(convolution, "make_params", spy)
+    monkeypatch.setattr(convolution, "_made", {})
+    x, w, b = E.randn(2, 3, 5, 5), E.randn(4, 3, 3, 3), E.randn(4)
+    nhwc = E.tensor(np.ascontiguousarray(x.numpy().transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+    for args in ((x, w, b), (x, w, b), (nhwc, w, b), (x, w, None), (x.double(), w.double())):
+        _conv(*args, padding=1)
+    assert len(made) == 4
+    assert [p.memory_format for p in made[:2]] == ["contiguous", "channels_last"]
+    assert [p.has_bias for p in made[1:3]] == [True, False] and made[3].dtype is E.float64
+    for _ in range(2):
+        with pytest.raises(ShapeError, match="in_channels/groups"):
+            _conv(x, E.randn(4, 2, 3, 3), padding=1)
 
 
 def test_higher_priority_wins_and_explain_reports(register):
@@ -248,3 +299,20 @@ def test_backward_rejects_a_grad_output_of_the_wrong_shape():
     with pytest.raises(ShapeError, match=r"expected grad_output of shape \(1, 3, 3, 3\)"):
         E.convolution_backward(E.zeros(1, 3, 5, 5), x, w, [1], [0], [1], False, [0], 1,
                                [True, True, True])
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 4, 4), (1, 3, 4, 4), (5, 3, 7), (64, 32, 4, 4),
+                                   (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16], ids=str)
+def test_bias_grad_sums_batch_and_space(shape, dtype):
+    """``bias_grad`` (N, C, *O) -> (C,) in the input's dtype against a float64 sum; half
+    precision accumulates in float32, so it is off by its own rounding only."""
+    from ember.backends.convolution import bias_grad
+    g = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    got = bias_grad(np, g)
+    ref = g.astype(np.float64).sum(axis=tuple(i for i in range(g.ndim) if i != 1))
+    assert got.dtype == dtype and got.shape == (shape[1],)
+    tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 1e-3}[dtype]
+    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol * 10)
+    wide = np.broadcast_to(np.ones((), dtype), shape)   # a sum's gradient: stride 0
+    np.testing.assert_array_equal(bias_grad(np, wide), wide.sum(axis=(0, *range(2, g.ndim))))

@@ -323,11 +323,13 @@ SPECIALS = np.array([0.5, -1.5, 0.0, -0.0, np.nan, np.inf, -np.inf, 30.0, -30.0,
 
 
 def _inputs(dtype):
-    """1-d, strided, 0-d and (for float32/float64/int32) byte-swapped arrays of ``dtype``:
-    the byte-swapped ones miss the fast paths' dtype tables and take the fallback."""
+    """1-d, strided, 0-d, large (past ``WIDE_ZERO_MIN_SIZE``, contiguous and strided) and
+    (for float32/float64/int32) byte-swapped arrays of ``dtype``: the byte-swapped ones
+    miss the fast paths' dtype tables and take the fallback."""
     a = SPECIALS.astype(dtype.numpy) if dtype.is_floating_point else \
         np.arange(-5, 7).astype(dtype.numpy)
-    out = [a, a.reshape(3, 4)[:, ::2], a[1:2].reshape(())]
+    big = np.tile(a, 400).reshape(60, 80)   # 4800 elements
+    out = [a, a.reshape(3, 4)[:, ::2], a[1:2].reshape(()), big, big[:, ::2]]
     if dtype in (E.float32, E.float64, E.int32):
         out.append(a.astype(a.dtype.newbyteorder()))
     return out
@@ -352,6 +354,24 @@ def test_fast_paths_match_the_generic_kernels(numpy_kernels, generic_kernels, as
             if dtype.is_floating_point else 0
         np.testing.assert_allclose(np.asarray(r).astype(np.float64), expected, rtol=rtol,
                                    atol=atol)
+
+
+def test_relu_on_large_inputs_reads_a_shared_zero_buffer(numpy_kernels):
+    """Past ``WIDE_ZERO_MIN_SIZE`` numpy's relu compares with a read-only zero view: the
+    result is a fresh writable array equal to maximum(a, 0) bit for bit, and the buffer
+    grows for a larger input and stays zero."""
+    from ember.backends.kernels.pointwise import WIDE_ZERO_MIN_SIZE, ZeroBuffers
+    zeros = ZeroBuffers()
+    for n in (WIDE_ZERO_MIN_SIZE, 3 * WIDE_ZERO_MIN_SIZE + 1):
+        a = np.resize(SPECIALS.astype(np.float32), (n,))
+        z = zeros.like(a)
+        assert z.shape == a.shape and not z.flags.writeable and not z.any()
+        r = numpy_kernels["relu"](a)
+        assert r.flags.writeable and not np.shares_memory(r, a)
+        np.testing.assert_array_equal(r.view(np.uint32),
+                                      np.maximum(a, np.float32(0)).view(np.uint32))
+    assert zeros.like(np.zeros((64, 64), np.float32)[:, ::2]) is None     # not contiguous
+    assert zeros.like(np.zeros(4096, np.int32)) is None                    # not a float
 
 
 def test_relu_keeps_nan_and_signed_zero_like_maximum(numpy_kernels):
