@@ -514,3 +514,27 @@ def test_compare_with_none_on_every_path(numpy_kernels):
         with pytest.raises(TypeError, match=r"^lt\(\): expected a Tensor or a number to "
                                             r"compare with, got None$"):
             numpy_kernels["lt"](*args)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64],
+                         ids=str)
+def test_where_bit_select_equals_numpy_where_bit_for_bit(numpy_kernels, dtype):
+    """Past ``BLEND_MIN_SIZE`` numpy's where is a branch-free select of bit patterns:
+    equal to np.where bit for bit (NaN payloads, -0.0, inf) with a zero or non-zero other,
+    and with the condition and both operands broadcast against each other."""
+    from ember.backends.kernels.pointwise_binary import BLEND_MIN_SIZE
+    rng = np.random.default_rng(0)
+    n = 2 * BLEND_MIN_SIZE
+    special = [np.nan, -0.0, np.inf, -np.inf, 1.5] if np.dtype(dtype).kind == "f" else [7]
+    a = np.resize(np.array(special + [-2, 3], dtype), n)
+    a = a.reshape(8, -1)
+    cond = rng.random(a.shape) > 0.5
+    where = numpy_kernels["where"]
+    u = f"u{np.dtype(dtype).itemsize}"
+    for args in ((cond, a, 0), (cond, a, np.zeros((), dtype)), (cond, a, a[::-1].copy()),
+                 (cond[:1], a, a[:, :1].copy()), (cond, a[:1], -1)):
+        got = where(*args)
+        other = args[2] if isinstance(args[2], np.ndarray) else np.asarray(args[2], dtype)
+        ref = np.where(args[0], args[1], other)
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        np.testing.assert_array_equal(got.view(u), ref.view(u))
