@@ -162,3 +162,46 @@ def sum_self(grad, self_shape, dim, keepdim):
     size = tuple(self_shape)
     return _d.wrap_view(typ.kernels["expand"](grad._data, size), typ.backend, grad,
                         _d._Tensor.expand, (size,), None)
+
+
+@fast("mean", "self")
+def mean_self(grad, self_shape, dim, keepdim):
+    """``mean_backward``, where no reduced dim is to be restored (as ``sum_self``):
+    ``grad.expand(self.shape) / n``."""
+    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
+            not (dim is None or keepdim):
+        return None
+    typ = grad._type
+    size = tuple(self_shape)
+    n = 1
+    for d in (range(len(size)) if dim is None or not len(dim) else dim):
+        n *= size[d]
+    k = typ.kernels
+    return _d.wrap(k["div"](k["expand"](grad._data, size), n, None), typ.backend)
+
+
+@fast("log_softmax", "self")
+def log_softmax_self(grad, result, dim):
+    """``log_softmax_backward``: ``grad - result.exp() * grad.sum(dim, keepdim=True)``"""
+    typ = _pointwise_type(grad, result)
+    if typ is None or not -result._data.ndim <= dim < result._data.ndim:
+        return None
+    k, g = typ.kernels, grad._data
+    total = k["sum"](g, (dim % g.ndim,), True, None)
+    return _d.wrap(k["sub"](g, k["mul"](k["exp"](result._data), total), 1), typ.backend)
+
+
+@fast("gather", "self")
+def gather_self(grad, self_shape, dim, index):
+    """``gather_backward`` for an input with dims: ``zeros(self.shape).scatter_add(dim,
+    index, grad)``, the zeros on grad's device."""
+    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
+            index.__class__ is not _T or not len(self_shape):
+        return None
+    typ = grad._type
+    if index._type.backend is not typ.backend:
+        return None
+    k, g = typ.kernels, grad._data
+    with typ.backend.on_device_of(g):
+        zeros = k["full"](tuple(self_shape), 0, g.dtype)
+    return _d.wrap(k["scatter_add"](zeros, dim % g.ndim, index._data, g), typ.backend)

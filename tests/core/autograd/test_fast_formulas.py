@@ -30,12 +30,17 @@ FORWARDS = {
     ("mm", ("mat2",)): lambda dt: leaf(3, 4, dtype=dt).mm(leaf(4, 5, seed=1, dtype=dt)),
     ("sum", ("self",)): lambda dt: leaf(3, 4, dtype=dt).sum(),
     ("relu", ("self",)): lambda dt: leaf(3, 4, dtype=dt).relu(),
+    ("mean", ("self",)): lambda dt: leaf(3, 4, dtype=dt).mean(),
+    ("log_softmax", ("self",)): lambda dt: leaf(3, 4, dtype=dt).log_softmax(-1),
+    ("gather", ("self",)): lambda dt: leaf(3, 4, dtype=dt).gather(
+        1, E.tensor([[0, 0], [3, 1], [2, 2]])),
 }
 
 
 # each op's Tensor arguments, in order
 INPUTS = {"tanh": ["self"], "sigmoid": ["self"], "matmul": ["self", "other"],
-          "mm": ["self", "mat2"], "sum": ["self"], "relu": ["self"]}
+          "mm": ["self", "mat2"], "sum": ["self"], "relu": ["self"], "mean": ["self"],
+          "log_softmax": ["self"], "gather": ["self"]}
 
 
 def test_every_kernel_formula_is_tested():

@@ -13,6 +13,8 @@ Index tensors of gather/scatter/index_select/take_along_dim may be int32 or int6
 """
 from __future__ import annotations
 
+import numpy as np  # dtype facts only; arrays go through xp
+
 from ...errors import DtypeError, ShapeError
 from .copying import cast_scalar
 from .shape import check_broadcast_to
@@ -68,8 +70,12 @@ def check_bounds(op: str, idx, dim: int, size: int, allow_negative: bool) -> Non
                          f"size {size}")
 
 
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+
+
 def check_index_dtype(op: str, index) -> None:
-    if index.dtype.name not in ("int64", "int32"):
+    # NOTE: ``dtype.name`` (which numpy computes in Python, ~2 us) only for other byte orders
+    if index.dtype not in _INDEX_DTYPES and index.dtype.name not in ("int64", "int32"):
         raise DtypeError(f"{op}(): expected dtype int64 or int32 for index, but got "
                          f"{index.dtype}; convert it with .long()")
 
@@ -139,7 +145,9 @@ def kernels(xp) -> dict:
         check_index_dtype("gather", index)
         a1, i1 = a.reshape(a.shape or (1,)), index.reshape(index.shape or (1,))
         check_scatter_shapes("gather", a1, dim, i1, None)
-        r = xp.take_along_axis(a1[fit(a1, dim, i1)], i1, axis=dim)
+        # NOTE: the advanced index take_along_axis builds, without its Python checks
+        # (7 -> 3.5 us on a (64, 10) cross entropy's gather)
+        r = a1[fit(a1, dim, i1)][coords(i1, dim)]
         return r.reshape(index.shape)
 
     def scatter_into(op, a, dim, index, src, write):
