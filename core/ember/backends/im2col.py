@@ -55,6 +55,18 @@ _PLAN_CACHE_SIZE = 256
 _WORKSPACE_PLANS = 8
 
 
+def _inside(first: int, stride: int, n_out: int, pad: int, size: int):
+    """Outputs ``j`` in [0, n_out) whose tap ``first + stride * j`` (padded coordinates)
+    lies in the input [pad, pad + size): (slice of j, slice of input positions), or None
+    when there are none."""
+    lo = max(0, -((first - pad) // stride))                 # ceil((pad - first) / stride)
+    hi = min(n_out - 1, (pad + size - 1 - first) // stride)
+    if hi < lo:
+        return None
+    start = first + stride * lo - pad
+    return slice(lo, hi + 1), slice(start, start + stride * (hi - lo) + 1, stride)
+
+
 class _Plan:
     """The geometry of one regular convolution, precomputed once per ``ConvParams``.
 
@@ -71,14 +83,15 @@ class _Plan:
     """
 
     __slots__ = ("n", "c", "c_out", "groups", "ckk", "kg", "kernel", "out", "padded", "nb",
-                 "batch_inner", "interior", "to_buf", "from_buf", "views", "col2im", "flipped")
+                 "batch_inner", "interior", "to_buf", "from_buf", "views", "col2im", "flipped",
+                 "spatial")
 
     def __init__(self, n, c, c_out, groups, spatial, kernel, out, stride, padding, dilation,
                  itemsize):
         nd = len(spatial)
         self.flipped = None   # set by Im2colConvolution._plan where it applies
         self.n, self.c, self.c_out, self.groups = n, c, c_out, groups
-        self.kernel, self.out = tuple(kernel), tuple(out)
+        self.kernel, self.out, self.spatial = tuple(kernel), tuple(out), tuple(spatial)
         self.ckk = c // groups * math.prod(kernel)
         self.kg = c_out // groups
         self.padded = tuple(s + 2 * p for s, p in zip(spatial, padding))
@@ -98,16 +111,25 @@ class _Plan:
             everything = (slice(None), slice(None))
         self.views = {m: self._view(m, stride, dilation) for m in
                       {self.nb, n % self.nb or self.nb}}
-        # col2im: for each kernel offset, (index into the columns, slice of the buffer)
+        # col2im: for each kernel offset, (index into the columns, slice of the input
+        # gradient) over the outputs whose tap lands inside the input (not its padding):
+        # the sums go straight into an unpadded (C, *S, m) or (m, C, *S) array.
         self.col2im = []
         for offset in itertools.product(*map(range, kernel)):
-            hit = tuple(slice(k * d, k * d + q * (o - 1) + 1, q)
-                        for k, d, q, o in zip(offset, dilation, stride, out))
-            dst = (slice(None), *hit, slice(None)) if self.batch_inner else (*everything, *hit)
-            self.col2im.append(((*everything, *offset), dst))
+            taps = [_inside(k * d, q, o, p, s) for k, d, q, o, p, s in
+                    zip(offset, dilation, stride, out, padding, spatial)]
+            if all(t is not None for t in taps):
+                src = (*everything, *offset, *(t[0] for t in taps))
+                dst = (*everything, *(t[1] for t in taps))
+                self.col2im.append((src, dst))
 
     def buffer_shape(self, m: int) -> tuple:
         return (self.c, *self.padded, m) if self.batch_inner else (m, self.c, *self.padded)
+
+    def unpadded_shape(self, m: int) -> tuple:
+        """The input's chunk in this layout: (C, *S, m) batch-inner, (m, C, *S)."""
+        spatial = self.spatial
+        return (self.c, *spatial, m) if self.batch_inner else (m, self.c, *spatial)
 
     def grad_shape(self, m: int) -> tuple:
         """Batch-inner layout of y and grad_output chunks: (C_out, *O, m)."""
@@ -347,13 +369,16 @@ class Im2colConvolution:
                 gcols = xp.matmul(wt, gyt, out=buf["gcols"])
                 gcols = gcols.reshape((plan.c, *plan.kernel, *plan.out, m) if bi else
                                       (m, plan.c, *plan.kernel, *plan.out))
-                if "gx" not in buf:
-                    buf["gx"] = xp.zeros(plan.buffer_shape(m), dtype=ct)
+                in_place = not bi and gx_out.dtype == ct   # summed in gx_out's layout
+                if in_place:
+                    gxb = gx_out[n0:n1]
                 else:
-                    buf["gx"].fill(0)
-                gxb = buf["gx"]
+                    if "gx" not in buf:
+                        buf["gx"] = xp.empty(plan.unpadded_shape(m), dtype=ct)
+                    gxb = buf["gx"]
+                gxb.fill(0)
                 for src, dst in plan.col2im:
                     gxb[dst] += gcols[src]
-                inner = gxb[plan.interior]
-                gx_out[n0:n1] = inner.transpose(plan.from_buf) if bi else inner
+                if not in_place:
+                    gx_out[n0:n1] = gxb.transpose(plan.from_buf) if bi else gxb
         return gw
