@@ -21,6 +21,8 @@ Reference: PyTorch computes these formulas with dedicated kernels (``tanh_backwa
 """
 from __future__ import annotations
 
+import math
+
 from .. import dispatch as _d
 from ..jit.tracing_state import STATE as _TRACING
 from .grad_mode import STATE
@@ -58,7 +60,7 @@ def accumulate(old, g):
 def sum_to_kernels(g, lead: int, inner: tuple):
     """``formulas.sum_to``'s two sums (over the ``lead`` prepended dims, then over the
     ``inner`` stretched ones, kept), or None when ops must record them."""
-    if STATE.enabled or _TRACING.active or g.__class__ is not _T:
+    if not _unrecorded(g):
         return None
     typ = g._type
     k, a = typ.kernels["sum"], g._data
@@ -71,11 +73,16 @@ def sum_to_kernels(g, lead: int, inner: tuple):
 
 # --- formulas --------------------------------------------------------------------------------
 
+def _unrecorded(grad) -> bool:
+    """True when kernels may stand in for the ops on ``grad``: nothing records (grad mode
+    off, no trace open) and it is a plain Tensor."""
+    return not (STATE.enabled or _TRACING.active) and grad.__class__ is _T
+
+
 def _pointwise_type(grad, result):
     """The one Type of ``grad`` and ``result`` when the kernels may stand in for the ops
     (nothing records, both plain Tensors of that Type), else None."""
-    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
-            result.__class__ is not _T or grad._type is not result._type:
+    if not _unrecorded(grad) or result.__class__ is not _T or grad._type is not result._type:
         return None
     return grad._type
 
@@ -112,8 +119,8 @@ def relu_self(grad, result):
 
 def _mm(grad, a, b, a_t: bool):
     """``grad.mm(b.t())`` (``a_t`` False) or ``a.t().mm(grad)``, all 2-D of one Type."""
-    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or a.__class__ is not _T \
-            or b.__class__ is not _T or a._data.ndim != 2 or b._data.ndim != 2:
+    if not _unrecorded(grad) or a.__class__ is not _T or b.__class__ is not _T or \
+            a._data.ndim != 2 or b._data.ndim != 2:
         return None
     typ = grad._type
     k = typ.kernels
@@ -150,34 +157,36 @@ def mm_mat2(grad, self):
     return _mm(grad, self, self, True)
 
 
+def _expanded(grad, self_shape, dim, keepdim):
+    """``grad.expand(self.shape)`` as a kernel result where a reduction's backward has no
+    reduced dim to restore (all of them reduced, or ``keepdim``), with its Type; else
+    None."""
+    if not _unrecorded(grad) or not (dim is None or keepdim):
+        return None
+    size = tuple(self_shape)
+    return grad._type, size, grad._type.kernels["expand"](grad._data, size)
+
+
 @fast("sum", "self")
 def sum_self(grad, self_shape, dim, keepdim):
-    """``sum_backward(grad, self.shape, dim, keepdim)`` where no reduced dim is to be
-    restored (all of them, or ``keepdim``): ``grad.expand(self.shape)``, a view of
-    ``grad`` as the op makes it."""
-    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
-            not (dim is None or keepdim):
+    """``sum_backward(grad, self.shape, dim, keepdim)``: ``grad.expand(self.shape)``, a
+    view of ``grad`` as the op makes it."""
+    found = _expanded(grad, self_shape, dim, keepdim)
+    if found is None:
         return None
-    typ = grad._type
-    size = tuple(self_shape)
-    return _d.wrap_view(typ.kernels["expand"](grad._data, size), typ.backend, grad,
-                        _d._Tensor.expand, (size,), None)
+    typ, size, e = found
+    return _d.wrap_view(e, typ.backend, grad, _d._Tensor.expand, (size,), None)
 
 
 @fast("mean", "self")
 def mean_self(grad, self_shape, dim, keepdim):
-    """``mean_backward``, where no reduced dim is to be restored (as ``sum_self``):
-    ``grad.expand(self.shape) / n``."""
-    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
-            not (dim is None or keepdim):
+    """``mean_backward``: ``grad.expand(self.shape) / n``, n the elements averaged."""
+    found = _expanded(grad, self_shape, dim, keepdim)
+    if found is None:
         return None
-    typ = grad._type
-    size = tuple(self_shape)
-    n = 1
-    for d in (range(len(size)) if dim is None or not len(dim) else dim):
-        n *= size[d]
-    k = typ.kernels
-    return _d.wrap(k["div"](k["expand"](grad._data, size), n, None), typ.backend)
+    typ, size, e = found
+    n = math.prod(size if dim is None or not len(dim) else (size[d] for d in dim))
+    return _d.wrap(typ.kernels["div"](e, n, None), typ.backend)
 
 
 @fast("log_softmax", "self")
@@ -195,8 +204,7 @@ def log_softmax_self(grad, result, dim):
 def gather_self(grad, self_shape, dim, index):
     """``gather_backward`` for an input with dims: ``zeros(self.shape).scatter_add(dim,
     index, grad)``, the zeros on grad's device."""
-    if STATE.enabled or _TRACING.active or grad.__class__ is not _T or \
-            index.__class__ is not _T or not len(self_shape):
+    if not _unrecorded(grad) or index.__class__ is not _T or not len(self_shape):
         return None
     typ = grad._type
     if index._type.backend is not typ.backend:

@@ -68,27 +68,42 @@ class Decline:
 _cache: dict = {}   # params, or (params, states) -> the chosen algorithm
 _cache_generation = -1
 _CACHE_SIZE = 1024
-_sorted: dict = {}  # (plugin generation, device type) -> algorithms, highest priority first
-_states: dict = {}  # (plugin generation, device type) -> state functions, or None
+# (plugin generation, device type) -> (algorithms highest priority first, state functions)
+_registry: dict = {}
 
 
-def algorithms(device_type: str | None = None) -> list:
-    """The registered algorithms, highest priority first (optionally for one device).
-
-    The sorted list is kept until plugins reload (``manager.generation`` changes), so a
-    convolution does not filter and sort the registry on every call."""
+def _registered(device_type: str | None) -> tuple:
+    """``(algorithms, state functions)`` for ``device_type`` (None: every device), kept
+    until plugins reload (``manager.generation`` changes), so a convolution does not
+    filter and sort the registry on every call. The state functions are the distinct
+    ``selection_state`` of the dynamic algorithms (an empty tuple when none is dynamic),
+    or None when a dynamic algorithm has none, which makes its answers uncacheable."""
     from ..plugins import manager
     manager.ensure_loaded()
     key = (manager.generation, device_type)
-    found = _sorted.get(key)
+    found = _registry.get(key)
     if found is None:
-        if any(k[0] != manager.generation for k in _sorted):
-            _sorted.clear()
-        algos = manager.registered["ember_convolution_algorithms"]
-        found = _sorted[key] = sorted(
-            (a for a in algos if device_type is None or a.device_type == device_type),
-            key=lambda a: -a.priority)
-    return list(found)
+        if any(k[0] != manager.generation for k in _registry):
+            _registry.clear()
+        algos = sorted((a for a in manager.registered["ember_convolution_algorithms"]
+                        if device_type is None or a.device_type == device_type),
+                       key=lambda a: -a.priority)
+        fns = []
+        for algo in algos:
+            if getattr(algo, "dynamic", False):
+                fn = getattr(algo, "selection_state", None)
+                if fn is None:
+                    fns = None
+                    break
+                if fn not in fns:   # algorithms of one plugin share one function
+                    fns.append(fn)
+        found = _registry[key] = (algos, None if fns is None else tuple(fns))
+    return found
+
+
+def algorithms(device_type: str | None = None) -> list:
+    """The registered algorithms, highest priority first (optionally for one device)."""
+    return list(_registered(device_type)[0])
 
 
 def _verdict(algo, params: ConvParams):
@@ -99,31 +114,6 @@ def _verdict(algo, params: ConvParams):
     except Exception as e:  # noqa: BLE001 - a faulty plugin must not break convolution
         return Decline(f"supports() raised {type(e).__name__}: {e}")
     return ok if isinstance(ok, Decline) or ok else Decline("supports() returned False")
-
-
-def _state_functions(device_type: str):
-    """The distinct ``selection_state`` functions of the dynamic algorithms for
-    ``device_type`` (an empty tuple when none is dynamic), or None when a dynamic algorithm
-    has none, which makes its answers uncacheable. Kept until plugins reload."""
-    from ..plugins import manager
-    key = (manager.generation, device_type)
-    try:
-        return _states[key]
-    except KeyError:
-        pass
-    fns = []
-    for algo in algorithms(device_type):
-        if getattr(algo, "dynamic", False):
-            fn = getattr(algo, "selection_state", None)
-            if fn is None:
-                fns = None
-                break
-            if fn not in fns:   # algorithms of one plugin share one function
-                fns.append(fn)
-    if any(k[0] != manager.generation for k in _states):
-        _states.clear()
-    _states[key] = found = None if fns is None else tuple(fns)
-    return found
 
 
 def select(params: ConvParams):
@@ -137,7 +127,7 @@ def select(params: ConvParams):
     if _cache_generation != manager.generation:
         _cache.clear()
         _cache_generation = manager.generation
-    states = _state_functions(params.device_type)
+    algos, states = _registered(params.device_type)
     key = (params, tuple(f() for f in states)) if states else params
     algo = _cache.get(key)
     if algo is None:
@@ -146,7 +136,7 @@ def select(params: ConvParams):
         # it reads (``selection_state``), else an answer is cached only when no dynamic
         # algorithm was asked: neither the chosen one nor one that declined before it.
         dynamic = False
-        for candidate in algorithms(params.device_type):  # the others decline by device
+        for candidate in algos:  # the others decline by device
             dynamic = dynamic or getattr(candidate, "dynamic", False)
             if _verdict(candidate, params):
                 algo = candidate
