@@ -63,8 +63,9 @@ CASES = [
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES + LOW_FLOAT_DTYPES + [E.int64, E.int32,
                                                                      E.uint8])
 @pytest.mark.parametrize("case", CASES)
-def test_values_and_indices_match_reference(dtype, case):
-    x, ref = make((2, 3, 7, 6), dtype, low=-20, high=20)  # ints repeat: ties happen
+@pytest.mark.parametrize("shape", [(2, 3, 7, 6), (2, 3, 8, 6)])  # windows tile 8 x 6 exactly
+def test_values_and_indices_match_reference(dtype, case, shape):
+    x, ref = make(shape, dtype, low=-20, high=20)  # ints repeat: ties happen
     vals, idx = E.max_pool2d_with_indices(x, *case)
     exp_v, exp_i = np_max_pool2d(to_np(x).astype(np.float64), *(case[0],) +
                                  (case[1] or case[0],) + case[2:])
