@@ -1,3 +1,4 @@
 """ember's own symbolic functions, one module per family of ops; importing this package
 registers them all (``registry.builtin``)."""
-from . import loss, nn, pointwise, reduction, shape  # noqa: F401
+from . import (arithmetic, comparison, indexing, loss, nn, pooling, reduction,  # noqa: F401
+               shape, slicing, unary)

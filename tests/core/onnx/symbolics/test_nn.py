@@ -1,7 +1,7 @@
-"""ONNX export of the layer ops (``ember/onnx/symbolics/nn.py``): each symbolic and its
-argument paths, against onnxruntime, at opsets 13 and 17 (and the branches' opsets), with
-dynamic batches, float64 where onnxruntime has the kernel, every declined configuration,
-and the ``ember.nn`` layers one by one and as a Sequential."""
+"""ONNX export of the layer ops (``ember/onnx/symbolics/nn.py`` and ``pooling.py``): each
+symbolic and its argument paths, against onnxruntime, at opsets 13 and 17 (and the
+branches' opsets), with dynamic batches, float64 where onnxruntime has the kernel, every
+declined configuration, and the ``ember.nn`` layers one by one and as a Sequential."""
 from __future__ import annotations
 
 import numpy as np

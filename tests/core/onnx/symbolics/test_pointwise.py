@@ -1,8 +1,9 @@
-"""ONNX export of ember's elementwise ops (ember/onnx/symbolics/pointwise.py): each
-symbolic exported, checked and run in onnxruntime against ember, in float32, float64,
-int64 and bool where onnxruntime has the kernels, at opsets 13 and 17 (18 and 20 where the
-symbolics branch), with broadcasting, Python-number and 0-d tensor operands, special
-values (nan, +-inf, -0.0, halves), a dynamic batch, and every g.fail path."""
+"""ONNX export of ember's elementwise ops (ember/onnx/symbolics/arithmetic.py, unary.py,
+comparison.py, with their shared _operands.py): each symbolic exported, checked and run
+in onnxruntime against ember, in float32, float64, int64 and bool where onnxruntime has
+the kernels, at opsets 13 and 17 (18 and 20 where the symbolics branch), with
+broadcasting, Python-number and 0-d tensor operands, special values (nan, +-inf, -0.0,
+halves), a dynamic batch, and every g.fail path."""
 from __future__ import annotations
 
 import warnings
@@ -15,7 +16,7 @@ import ember as E
 import ember.onnx as eo
 import ember.nn.functional as F
 from ember.onnx.context import GraphContext, OnnxValue
-from ember.onnx.symbolics import pointwise
+from ember.onnx.symbolics import arithmetic, unary
 
 from .._check import check_export, ops_in
 
@@ -671,12 +672,12 @@ def _bound(opset=17, out_dtype=E.float32):
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda g, x: pointwise.div(g, x, x, "round"), "rounding_mode"),
-    (lambda g, x: pointwise.gelu(g, x, "erf"), "approximate"),
-    (lambda g, x: pointwise.gelu_20(g, x, "erf"), "approximate"),
-    (lambda g, x: pointwise.clamp(g, x, None, None), "min and max"),
-    (lambda g, x: pointwise.hardtanh(g, x, 2.0, 1.0), "min_val"),
-    (lambda g, x: pointwise.round_(g, OnnxValue("i", E.int64, (3,)), 2), "decimals"),
+    (lambda g, x: arithmetic.div(g, x, x, "round"), "rounding_mode"),
+    (lambda g, x: unary.gelu(g, x, "erf"), "approximate"),
+    (lambda g, x: unary.gelu_20(g, x, "erf"), "approximate"),
+    (lambda g, x: unary.clamp(g, x, None, None), "min and max"),
+    (lambda g, x: unary.hardtanh(g, x, 2.0, 1.0), "min_val"),
+    (lambda g, x: unary.round_(g, OnnxValue("i", E.int64, (3,)), 2), "decimals"),
 ], ids=["div", "gelu", "gelu_20", "clamp", "hardtanh", "round"])
 def test_symbolic_argument_failures(call, match):
     g, x = _bound()

@@ -1,6 +1,7 @@
-"""The shape, view and indexing symbolics (``ember/onnx/symbolics/shape.py``): each op
-exported, checked and run in onnxruntime against ember, in float32, int64 and bool, at
-opsets 13, 17 and 18, with a dynamic batch where sizes follow it, and each refusal.
+"""The shape, view, slicing and indexing symbolics (``ember/onnx/symbolics/shape.py``,
+``slicing.py``, ``indexing.py``): each op exported, checked and run in onnxruntime against
+ember, in float32, int64 and bool, at opsets 13, 17 and 18, with a dynamic batch where
+sizes follow it, and each refusal.
 
 Index tensors in ``x[...]`` do not trace yet (``ember/_indexing.py`` records the index
 arrays, which no IR constant can hold), so those tests build the IR graph the tracer
@@ -17,7 +18,7 @@ from ember.jit.ir_types import AnyType, ListType, TensorType
 from ember.jit.kinds import prim
 from ember.onnx.context import GraphContext, OnnxValue
 from ember.onnx.export import export_graph
-from ember.onnx.symbolics import shape as S
+from ember.onnx.symbolics import indexing, slicing
 
 from .._check import assert_close, check_export, ops_in, run_onnx
 
@@ -574,13 +575,13 @@ def bound(opset=17, variation=()):
 def test_unknown_sizes_and_dynamic_unbind_are_refused():
     unknown = OnnxValue("x", E.float32, None)
     with pytest.raises(eo.OnnxExportError, match="sizes are unknown"):
-        S.narrow(bound(), unknown, 0, 0, 1)
+        slicing.narrow(bound(), unknown, 0, 0, 1)
     with pytest.raises(eo.OnnxExportError, match="sizes of the inputs are unknown"):
-        S.scatter(bound(), OnnxValue("x", E.float32, (2, 3)), 0,
-                  OnnxValue("i", E.int64, (1, 3)), unknown)
+        indexing.scatter(bound(), OnnxValue("x", E.float32, (2, 3)), 0,
+                         OnnxValue("i", E.int64, (1, 3)), unknown)
     batch = OnnxValue("x", E.float32, (4, 3), (True, False))
     with pytest.raises(eo.OnnxExportError, match="unbind along a dynamic axis"):
-        S.unbind(bound(), batch, 0)
+        slicing.unbind(bound(), batch, 0)
 
 
 def test_split_by_size_along_the_batch_is_refused():

@@ -1,0 +1,232 @@
+"""Symbolics of the pooling ops: ``max_pool1d/2d``, ``max_pool2d_with_indices``,
+``avg_pool1d/2d`` and ``adaptive_avg_pool2d``.
+
+Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
+
+* ``max_pool1d/2d`` -> ``MaxPool``; ``max_pool2d_with_indices`` -> ``MaxPool`` with its
+  Indices output, which counts over the whole (N, C, H, W) tensor, taken ``Mod H*W`` to
+  get ember's per-plane ``h * W + w``. ``avg_pool1d/2d`` -> ``AveragePool``;
+  ``adaptive_avg_pool2d`` -> ``GlobalAveragePool`` (output 1x1), ``AveragePool`` (sizes
+  that divide), else ``MatMul`` with the averaging matrices ember itself uses.
+
+Departures and choices:
+
+* ceil_mode pooling: ONNX drops a last window that would start in the right padding, as
+  ember does, but ONNX shape inference does not; with static sizes the symbolic asks for
+  ceil_mode only when it changes the output size, and lengthens the end padding where
+  one dim needs ceil and another does not (through a Pad of -inf when onnxruntime's
+  pads-below-the-kernel rule would reject it, for dilated max pooling). avg_pool's
+  divisor_override, and count_include_pad with lengthened padding, divide zero-padded
+  window sums by ember's divisors.
+* MaxPool ignores NaN after the first element of a window (ember's gives NaN), as in
+  PyTorch's exporter. Integer max pooling goes through float64 (exact for int16/int32);
+  int64 is declined.
+
+Reference: PyTorch's ``torch/onnx/symbolic_opset9.py``, ``symbolic_opset11.py``,
+``symbolic_opset13.py`` and ``symbolic_opset17.py`` (the mapping; own code).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ... import types as _t
+from ...nn.functional.pooling import _window_counts  # ember's own divisors, shared
+from ..registry import builtin
+from ._shapes import _batched, _ntuple, _spatial, _unbatched
+
+
+def _pool_geometry(g, x, nd, kernel, stride, padding, dilation, ceil_mode) -> dict:
+    """ONNX pads and ceil_mode giving ember's output sizes, and whether the end padding
+    had to be lengthened (``extended``).
+
+    ember (like PyTorch and the ONNX spec) drops a ceil_mode window that would start in
+    the right padding; ONNX shape inference does not, so with static sizes ceil_mode is
+    asked for only when it gives ember's size in every dim, else the end padding is
+    lengthened to reach it in floor mode."""
+    k, p, d = _ntuple(kernel, nd), _ntuple(padding, nd), _ntuple(dilation, nd)
+    default = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    s = list(k) if default else _ntuple(stride, nd)
+    geo = dict(kernel_shape=k, strides=s, pads=p + p, ceil_mode=0, extended=False)
+    if not ceil_mode:
+        return geo
+    sizes, dynamic = _spatial(x, nd)
+    if dynamic:
+        geo["ceil_mode"] = 1    # the sizes are not known here; ONNX's rule is ember's
+        return geo
+    out = tuple(g.out(0).sizes[-nd:])
+    span = [di * (ki - 1) + 1 for ki, di in zip(k, d)]
+    floor = tuple((n + 2 * pi - sp) // si + 1 for n, pi, sp, si in zip(sizes, p, span, s))
+    ceil = tuple(-(-(n + 2 * pi - sp) // si) + 1 for n, pi, sp, si in zip(sizes, p, span, s))
+    if out == ceil and out != floor:
+        geo["ceil_mode"] = 1
+    elif out != floor:
+        ends = [max(pi, (o - 1) * si + sp - n - pi)
+                for n, pi, sp, si, o in zip(sizes, p, span, s, out)]
+        geo.update(pads=p + ends, extended=True)
+    return geo
+
+
+def _lowest(dtype):
+    """The value max pooling's padding stands for: -inf, or the integer minimum."""
+    return -np.inf if dtype.is_floating_point else np.iinfo(dtype.numpy).min
+
+
+def _max_pool(g, x, nd, kernel, stride, padding, dilation, ceil_mode, indices=False):
+    geo = _pool_geometry(g, x, nd, kernel, stride, padding, dilation, ceil_mode)
+    geo.pop("extended")
+    dtype = x.dtype
+    if dtype is _t.int64:
+        g.fail("max pooling of int64 has no ONNX kernel (MaxPool takes floating, int8 and "
+               "uint8) and float64 would round values above 2**53; convert the input to a "
+               "floating dtype in the model (x.double())")
+    work = _t.float64 if dtype in (_t.int16, _t.int32) else dtype
+    xb, added = _batched(g, g.cast(x, work), nd)
+    begins, ends = geo["pads"][:nd], geo["pads"][nd:]
+    extra = [0] * nd
+    if any(e >= k for e, k in zip(ends, geo["kernel_shape"])):
+        # onnxruntime takes pads below the kernel only: the lengthened end padding of a
+        # dilated ceil_mode pool goes into a Pad of the lowest value instead
+        extra = [e - b for b, e in zip(begins, ends)]
+        xb = g.op("Pad", xb, g.ints([0] * (2 + nd) + [0, 0] + extra),
+                  g.scalar(_lowest(work), dtype=work), mode="constant", dtype=work)
+        geo["pads"] = begins + begins
+    dil = _ntuple(dilation, nd)
+    if not indices:
+        y = g.op("MaxPool", xb, dilations=dil, dtype=work, **geo)
+        return g.cast(_unbatched(g, y, added), dtype)
+    y, idx = g.op("MaxPool", xb, outputs=2, dilations=dil, dtype=work, **geo)
+    idx.dtype = _t.int64
+    return (g.cast(_unbatched(g, y, added), dtype),
+            _unbatched(g, _plane_indices(g, x, xb, idx, extra), added))
+
+
+def _plane_indices(g, x, xb, idx, extra):
+    """MaxPool's indices count over the whole tensor, ((n * C + c) * H + h) * W + w (of
+    the Pad's output when ``extra`` end padding was added); ember's h * W + w per plane."""
+    if _spatial(x, 2)[1]:
+        plane = g.op("ReduceProd", g.shape_of(xb, 2), keepdims=1, dtype=_t.int64)
+        return g.op("Mod", idx, plane, dtype=_t.int64)
+    (h, w), (eh, ew) = x.sizes[-2:], extra
+    idx = g.op("Mod", idx, g.ints([(h + eh) * (w + ew)]), dtype=_t.int64)
+    if ew:
+        row = g.op("Div", idx, g.ints([w + ew]), dtype=_t.int64)
+        col = g.op("Mod", idx, g.ints([w + ew]), dtype=_t.int64)
+        idx = g.op("Add", g.op("Mul", row, g.ints([w]), dtype=_t.int64), col,
+                   dtype=_t.int64)
+    return idx
+
+
+@builtin("ember::max_pool2d")
+def max_pool2d(g, x, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(g, x, 2, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@builtin("ember::max_pool1d")
+def max_pool1d(g, x, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(g, x, 1, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@builtin("ember::max_pool2d_with_indices")
+def max_pool2d_with_indices(g, x, kernel_size, stride, padding, dilation, ceil_mode):
+    """MaxPool's Indices taken modulo H*W: ember's indices are per (n, c) plane."""
+    return _max_pool(g, x, 2, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _avg_pool(g, x, nd, kernel, stride, padding, ceil_mode, count_include_pad,
+              divisor_override=None):
+    geo = _pool_geometry(g, x, nd, kernel, stride, padding, 1, ceil_mode)
+    extended = geo.pop("extended")
+    if divisor_override is None and not (extended and count_include_pad):
+        xb, added = _batched(g, x, nd)
+        y = g.op("AveragePool", xb, count_include_pad=int(bool(count_include_pad)),
+                 dtype=x.dtype, **geo)
+        return _unbatched(g, y, added)
+    return _window_sum_pool(g, x, nd, geo, count_include_pad, divisor_override)
+
+
+def _window_sum_pool(g, x, nd, geo, count_include_pad, divisor_override):
+    """Window sums divided as ember divides them: zero Pad, AveragePool over whole
+    windows times the window size, then the divisor (divisor_override, or ember's
+    per-position counts when padding was lengthened)."""
+    k, s, pads = geo["kernel_shape"], geo["strides"], geo["pads"]
+    sizes, dynamic = _spatial(x, nd)
+    if geo["ceil_mode"]:
+        if dynamic:
+            g.fail("avg_pool with divisor_override and ceil_mode over a dynamic spatial axis: "
+                   "the windows past the edge depend on the size; export with static "
+                   "spatial sizes or ceil_mode=False")
+        out = g.out(0).sizes[-nd:]
+        pads = pads[:nd] + [max(pe, (o - 1) * si + ki - n - pb) for n, pb, pe, ki, si, o
+                            in zip(sizes, pads[:nd], pads[nd:], k, s, out)]
+    lead = x.rank - nd
+    padded = g.op("Pad", x, g.ints([0] * lead + pads[:nd] + [0] * lead + pads[nd:]),
+                  mode="constant", dtype=x.dtype) if any(pads) else x
+    xb, added = _batched(g, padded, nd)
+    mean = g.op("AveragePool", xb, kernel_shape=k, strides=s, dtype=x.dtype)
+    total = g.op("Mul", _unbatched(g, mean, added), g.scalar(math.prod(k), like=x),
+                 dtype=x.dtype)
+    if divisor_override is not None:
+        divisor = g.scalar(divisor_override, like=x)
+    else:
+        out = g.out(0).sizes[-nd:]
+        per_dim = [_window_counts(n, ki, si, pi, o, count_include_pad)
+                   for n, ki, si, pi, o in zip(sizes, k, s, geo["pads"][:nd], out)]
+        divisor = g.constant(functools.reduce(np.multiply.outer, map(np.array, per_dim)),
+                             dtype=x.dtype)
+    return g.op("Div", total, divisor, dtype=x.dtype)
+
+
+@builtin("ember::avg_pool2d")
+def avg_pool2d(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    """AveragePool; divisor_override divides zero-padded window sums instead."""
+    return _avg_pool(g, x, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+@builtin("ember::avg_pool1d")
+def avg_pool1d(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad):
+    return _avg_pool(g, x, 1, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def _averaging_matrix(n: int, n_out: int) -> np.ndarray:
+    """ember's (n_out, n) adaptive averaging matrix: row i averages floor(i n / n_out) ..
+    ceil((i + 1) n / n_out)."""
+    a = np.zeros((n_out, n))
+    for i in range(n_out):
+        start, end = i * n // n_out, -(-(i + 1) * n // n_out)
+        a[i, start:end] = 1.0 / (end - start)
+    return a
+
+
+@builtin("ember::adaptive_avg_pool2d")
+def adaptive_avg_pool2d(g, x, output_size):
+    """GlobalAveragePool for 1x1, AveragePool when the sizes divide, else MatMul with
+    ember's averaging matrices (A_h @ x @ A_w^T)."""
+    oh, ow = _ntuple(output_size, 2)
+    if (oh, ow) == (1, 1):
+        xb, added = _batched(g, x, 2)
+        return _unbatched(g, g.op("GlobalAveragePool", xb, dtype=x.dtype), added)
+    (h, w), dynamic = _spatial(x, 2)
+    if dynamic:
+        g.fail(f"adaptive_avg_pool2d to {[oh, ow]} over a dynamic spatial axis: its windows "
+               f"depend on the input size, which ONNX pooling cannot follow; export with "
+               f"static spatial sizes, or pool to 1x1")
+    if oh == 0 or ow == 0:
+        g.fail(f"adaptive_avg_pool2d to an empty output {[oh, ow]} is not exported")
+    if h % oh == 0 and w % ow == 0:
+        xb, added = _batched(g, x, 2)
+        k = [h // oh, w // ow]
+        y = g.op("AveragePool", xb, kernel_shape=k, strides=k, dtype=x.dtype)
+        return _unbatched(g, y, added)
+    y = x
+    if oh != h:
+        y = g.op("MatMul", g.constant(_averaging_matrix(h, oh), dtype=x.dtype), y,
+                 dtype=x.dtype)
+    if ow != w:
+        y = g.op("MatMul", y, g.constant(_averaging_matrix(w, ow).T, dtype=x.dtype),
+                 dtype=x.dtype)
+    return y
