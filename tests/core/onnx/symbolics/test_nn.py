@@ -1,7 +1,8 @@
-"""ONNX export of the layer ops (``ember/onnx/symbolics/nn.py`` and ``pooling.py``): each
-symbolic and its argument paths, against onnxruntime, at opsets 13 and 17 (and the
-branches' opsets), with dynamic batches, float64 where onnxruntime has the kernel, every
-declined configuration, and the ``ember.nn`` layers one by one and as a Sequential."""
+"""ONNX export of the layer ops (``ember/onnx/symbolics/nn.py``; pooling in
+test_pooling.py): each symbolic and its argument paths, against onnxruntime, at opsets 13
+and 17 (and the branches' opsets), with dynamic batches, float64 where onnxruntime has the
+kernel, every declined configuration, and the ``ember.nn`` layers one by one (the pooling
+layers too) and as a Sequential."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,24 +19,10 @@ from ember.jit.tracer import record_op
 from ember.onnx.export import export_graph
 
 from .._check import assert_close, check_export, ember_outputs, ops_in
+from ._shared import export_checked_only, randint, randn
+
 
 OPSETS = [13, 17]
-
-
-def randn(*shape, dtype=np.float32, seed=0):
-    return E.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
-
-
-def randint(low, high, shape, dtype=np.int64, seed=0):
-    return E.tensor(np.random.default_rng(seed).integers(low, high, shape).astype(dtype))
-
-
-def export_checked_only(fn, inputs, opset_version=17):
-    """Export and run onnx.checker (full_check) only: for float64 ops onnxruntime's CPU
-    provider has no kernel for (Conv, ConvTranspose, AveragePool, GlobalAveragePool)."""
-    model = eo.export(fn, tuple(inputs), None, opset_version=opset_version)
-    onnx.checker.check_model(model, full_check=True)
-    return model
 
 
 def fails(ir: str, match: str, opset: int = 17):
@@ -46,39 +33,6 @@ def fails(ir: str, match: str, opset: int = 17):
     with pytest.raises(eo.OnnxExportError, match=match):
         export_graph(graph, opset, [f"in{i}" for i in range(n_in)],
                      [f"out{i}" for i in range(len(graph.outputs))], {}, {}, [], [])
-
-
-# Ops of other symbolics modules that some layers trace to (relu, flatten, unsqueeze,
-# squeeze); registered here only while those modules lack them, so these tests do not
-# depend on their progress, and removed afterwards.
-def _relu(g, x):
-    return g.op("Relu", x)
-
-
-def _flatten(g, x, start, end):
-    assert start == 1 and end == -1
-    return g.op("Flatten", x, axis=1)
-
-
-def _unsqueeze(g, x, dim):
-    return g.op("Unsqueeze", x, g.ints([dim]))
-
-
-def _squeeze(g, x, dim):
-    return g.op("Squeeze", x, g.ints(dim if isinstance(dim, (list, tuple)) else [dim]))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def other_modules_ops():
-    from ember.onnx.registry import lookup
-    handles = [eo.register_symbolic(op, fn)
-               for op, fn in (("ember::relu", _relu), ("ember::flatten", _flatten),
-                              ("ember::unsqueeze", _unsqueeze),
-                              ("ember::squeeze", _squeeze))
-               if lookup(op, 13) is None]
-    yield
-    for h in handles:
-        h.remove()
 
 
 # --- convolution ------------------------------------------------------------------------------
@@ -143,170 +97,6 @@ def test_conv_padding_mode_traces_through_pad():
     except TypeError as e:   # the generated pad wrapper's argument shadows it when traced
         pytest.xfail(f"ember.pad cannot be traced: {e}")
     assert "Concat" in ops_in(m) and ops_in(m)[-1] == "Conv"
-
-
-# --- pooling ----------------------------------------------------------------------------------
-
-MAX_POOLS = [  # (kernel, stride, padding, dilation, ceil_mode, input shape)
-    (2, None, 0, 1, False, (2, 3, 8, 8)),
-    (3, 2, 1, 1, False, (2, 3, 9, 8)),
-    ((3, 2), (2, 1), (1, 0), (1, 2), False, (1, 2, 7, 9)),
-    (3, 2, 1, 1, True, (2, 3, 8, 8)),          # ceil_mode adds a window
-    (2, 2, 1, 1, True, (1, 2, 5, 5)),          # ceil_mode's window would start in padding
-    ((2, 3), 2, 1, 1, True, (1, 2, 5, 6)),     # one dim of each: lengthened end padding
-    (3, 2, 1, 2, True, (1, 2, 9, 10)),
-    (2, 3, 1, 2, True, (1, 2, 6, 5)),          # lengthened padding past the kernel: Pad
-    (2, 2, 0, 1, False, (3, 6, 6)),            # unbatched
-]
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", range(len(MAX_POOLS)))
-def test_max_pool2d(case, opset):
-    k, s, p, d, ceil, shape = MAX_POOLS[case]
-    x = randn(*shape)
-    m = check_export(lambda x: F.max_pool2d(x, k, s, p, d, ceil), (x,), opset_version=opset)
-    assert "MaxPool" in ops_in(m)
-    check_export(lambda x: F.max_pool2d(x, k, s, p, d, ceil, return_indices=True), (x,),
-                 opset_version=opset)
-
-
-def test_max_pool_ceil_mode_attribute():
-    def ceil_attr(k, s, p, shape):
-        m = check_export(lambda x: F.max_pool2d(x, k, s, p, ceil_mode=True), (randn(*shape),))
-        node = next(n for n in m.graph.node if n.op_type == "MaxPool")
-        return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-
-    assert ceil_attr(3, 2, 1, (1, 1, 8, 8))["ceil_mode"] == 1
-    attrs = ceil_attr(2, 2, 1, (1, 1, 5, 5))    # same size as floor mode
-    assert attrs["ceil_mode"] == 0 and attrs["pads"] == [1, 1, 1, 1]
-    attrs = ceil_attr((2, 3), 2, 1, (1, 1, 5, 6))
-    assert attrs["ceil_mode"] == 0 and attrs["pads"] == [1, 1, 1, 2]
-
-
-@pytest.mark.parametrize("opset", [13, 18])
-def test_max_pool_dynamic_axes(opset):
-    fn = lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True)
-    check_export(fn, (randn(2, 3, 8, 8),), dynamic_axes={0: [0, 2, 3]}, opset_version=opset,
-                 more_inputs=(randn(3, 3, 9, 11, seed=1),))
-    # ceil_mode=1 at run time: at 5 the last window would start in the padding (dropped)
-    fn = lambda x: F.max_pool2d(x, 2, 2, 1, ceil_mode=True, return_indices=True)
-    check_export(fn, (randn(1, 2, 6, 6),), dynamic_axes={0: [2, 3]}, opset_version=opset,
-                 more_inputs=(randn(1, 2, 5, 7, seed=1),))
-    check_export(nn.MaxPool2d(2), (randn(2, 3, 8, 8),), dynamic_axes={0: [0]},
-                 more_inputs=(randn(4, 3, 8, 8, seed=1),))
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-def test_max_pool1d(opset):
-    x = randn(2, 3, 11)
-    m = check_export(lambda x: F.max_pool1d(x, 3, 2, 1, 2, True), (x,), opset_version=opset)
-    assert ops_in(m) == ["MaxPool"]
-    check_export(lambda x: F.max_pool1d(x, 2), (randn(3, 8),), opset_version=opset)
-    check_export(lambda x: F.max_pool1d(x, 3, 1, 1, return_indices=True), (x,),
-                 opset_version=opset)
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.uint8, np.int16, np.int32])
-def test_max_pool_dtypes(dtype):
-    x = randn(2, 3, 6, 6, dtype=np.float64) if dtype == np.float64 else \
-        randint(0 if dtype == np.uint8 else -100, 100, (2, 3, 6, 6), dtype)
-    m = check_export(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), (x,))
-    assert ("Cast" in ops_in(m)) == (dtype in (np.int16, np.int32))
-
-
-def test_max_pool_int64_fails():
-    with pytest.raises(eo.OnnxExportError, match=r"max pooling of int64.*x\.double\(\)"):
-        eo.export(lambda x: F.max_pool2d(x, 2), (randint(0, 9, (1, 2, 4, 4)),), None)
-
-
-AVG_POOLS = [  # (kernel, stride, padding, ceil_mode, count_include_pad, divisor, shape)
-    (2, None, 0, False, True, None, (2, 3, 8, 8)),
-    (3, 2, 1, False, True, None, (2, 3, 9, 8)),
-    (3, 2, 1, False, False, None, (2, 3, 9, 8)),
-    ((3, 2), (2, 1), (1, 0), False, True, None, (1, 2, 7, 9)),
-    (3, 2, 1, True, True, None, (2, 3, 8, 8)),
-    (3, 2, 1, True, False, None, (2, 3, 8, 8)),
-    ((2, 3), 2, 1, True, True, None, (1, 2, 5, 6)),    # lengthened padding: window sums
-    ((2, 3), 2, 1, True, False, None, (1, 2, 5, 6)),
-    (3, 2, 1, False, True, 5, (2, 3, 8, 8)),
-    (3, 2, 1, True, False, 4, (2, 3, 8, 8)),
-    (2, 2, 0, False, True, 3, (2, 3, 8, 8)),
-    (2, 1, 1, False, True, None, (3, 5, 5)),            # unbatched
-]
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", range(len(AVG_POOLS)))
-def test_avg_pool2d(case, opset):
-    k, s, p, ceil, cip, div, shape = AVG_POOLS[case]
-    fn = lambda x: F.avg_pool2d(x, k, s, p, ceil, cip, div)
-    m = check_export(fn, (randn(*shape),), opset_version=opset)
-    assert "AveragePool" in ops_in(m)
-    assert ("Div" in ops_in(m)) == (div is not None or case == 6)
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-def test_avg_pool1d(opset):
-    check_export(lambda x: F.avg_pool1d(x, 3, 2, 1, True, False), (randn(2, 3, 10),),
-                 opset_version=opset)
-    check_export(lambda x: F.avg_pool1d(x, 2), (randn(3, 8),), opset_version=opset)
-
-
-def test_avg_pool_dynamic_axes():
-    check_export(lambda x: F.avg_pool2d(x, 3, 2, 1, True, False), (randn(2, 3, 8, 8),),
-                 dynamic_axes={0: [0, 2, 3]}, more_inputs=(randn(3, 3, 9, 10, seed=1),))
-    check_export(lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=2),
-                 (randn(2, 3, 8, 8),), dynamic_axes={0: [0, 2]},
-                 more_inputs=(randn(3, 3, 11, 8, seed=1),))
-
-
-def test_avg_pool_float64():
-    # no float64 AveragePool kernel in onnxruntime's CPU provider: checker only
-    export_checked_only(lambda x: F.avg_pool2d(x, 3, 2, 1, True, False, 2),
-                        (randn(1, 2, 6, 6, dtype=np.float64),))
-
-
-def test_avg_pool_divisor_ceil_dynamic_fails():
-    with pytest.raises(eo.OnnxExportError, match="divisor_override and ceil_mode"):
-        eo.export(lambda x: F.avg_pool2d(x, 3, 2, 1, True, True, 2), (randn(1, 2, 8, 8),),
-                  None, input_names=["x"], dynamic_axes={"x": [2]})
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("size,shape,ops", [
-    (1, (2, 3, 7, 5), ["GlobalAveragePool"]),
-    ((1, 1), (3, 4, 4), ["Constant", "Unsqueeze", "GlobalAveragePool", "Constant", "Squeeze"]),
-    ((2, 3), (2, 3, 8, 9), ["AveragePool"]),
-    ((3, 5), (2, 3, 8, 8), ["Constant", "MatMul", "Constant", "MatMul"]),
-    ((4, 3), (2, 3, 8, 7), ["Constant", "MatMul", "Constant", "MatMul"]),
-    ((8, 2), (3, 8, 5), ["Constant", "MatMul"]),
-])
-def test_adaptive_avg_pool2d(size, shape, ops, opset):
-    m = check_export(lambda x: F.adaptive_avg_pool2d(x, size), (randn(*shape),),
-                     opset_version=opset)
-    assert ops_in(m) == ops
-
-
-def test_adaptive_avg_pool2d_dynamic():
-    check_export(nn.AdaptiveAvgPool2d(1), (randn(2, 3, 7, 5),), dynamic_axes={0: [0, 2, 3]},
-                 more_inputs=(randn(3, 3, 4, 9, seed=1),))
-    check_export(nn.AdaptiveAvgPool2d((3, 5)), (randn(2, 3, 7, 8),), dynamic_axes={0: [0]},
-                 more_inputs=(randn(4, 3, 7, 8, seed=1),))
-    with pytest.raises(eo.OnnxExportError, match="adaptive_avg_pool2d to .*dynamic spatial"):
-        eo.export(nn.AdaptiveAvgPool2d(2), (randn(1, 2, 8, 8),), None, input_names=["x"],
-                  dynamic_axes={"x": [3]})
-
-
-def test_adaptive_avg_pool2d_empty_fails():
-    with pytest.raises(eo.OnnxExportError, match="empty output"):
-        eo.export(lambda x: F.adaptive_avg_pool2d(x, (0, 2)), (randn(1, 2, 4, 4),), None)
-
-
-def test_adaptive_avg_pool_float64():
-    # the MatMul path runs (float64 MatMul exists); pooling ops are checked only
-    check_export(nn.AdaptiveAvgPool2d((3, 5)), (randn(2, 3, 8, 8, dtype=np.float64),))
-    export_checked_only(nn.AdaptiveAvgPool2d(1), (randn(2, 3, 8, 8, dtype=np.float64),))
 
 
 # --- normalization ----------------------------------------------------------------------------
