@@ -169,7 +169,7 @@ def _formula_blocks(d: Derivative, namespace: dict):
             raise DerivativeError(f"{f.location}: formula for {', '.join(f.inputs)} of "
                                   f"{schema.name} uses unknown name {n!r}; use an argument, "
                                   f"'grad', 'grads', 'result', an ember function or a helper "
-                                  f"from autograd/formulas.py")
+                                  f"from autograd/formulas/")
         saved = sorted((names & (set(args) | set(outs))) | attr_names)
         uses[k] = (saved, rw.attrs)
         blocks.append((k, f, expr, saved, "grad_input_mask" in names))

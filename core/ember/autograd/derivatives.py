@@ -19,7 +19,7 @@ Names a formula may use:
 * ``result`` (or the outputs' names, ``values``), saved as outputs;
 * ``x.shape``, ``x.dtype``, ``x.device``, ``x.ndim`` of any input or output ``x``: saved as
   plain values, without keeping the tensor alive;
-* the helpers in ``autograd/formulas.py`` and every ``ember`` function.
+* the helpers in ``autograd/formulas/`` and every ``ember`` function.
 
 Other keys: ``a, b: expr`` (one expression that returns both gradients), ``x:
 non_differentiable`` (no gradient flows to ``x``), ``not_differentiable: true`` (the whole

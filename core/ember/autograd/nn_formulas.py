@@ -1,6 +1,6 @@
 """Backward helpers for the nn ops in ``derivatives.yaml`` (convolution, pooling, norms).
 
-Like ``formulas.py`` every helper is written with ember ops, so it is differentiable in
+Like ``formulas/``, every helper is written with ember ops, so it is differentiable in
 turn: the second derivative of a convolution is convolutions again.
 """
 from __future__ import annotations
