@@ -2,10 +2,10 @@
 
 ``make_kernels(xp)`` returns the op-name -> kernel table a backend registers; the cpu
 plugin calls it with numpy, the cuda plugin with CuPy. The kernels live by concept in
-``backends/kernels/`` (pointwise, reduction, shape, indexing, linalg, factory); each
-module has ``kernels(xp) -> dict`` and may declare ``UNSUPPORTED`` (op -> ScalarTypes that
-kernel must not serve, so the Type lookup reports them as missing rather than letting
-the array library fail with its own message).
+``backends/kernels/`` (pointwise, reduction, shape, indexing, linalg, factory, and
+optim's fused optimizer updates); each module has ``kernels(xp) -> dict`` and may declare
+``UNSUPPORTED`` (op -> ScalarTypes that kernel must not serve, so the Type lookup reports
+them as missing rather than letting the array library fail with its own message).
 
 Kernel contract: take backend arrays and plain Python values in schema order; return
 backend arrays (0-d arrays for scalars are fine, ``dispatch.wrap`` normalizes them) with
@@ -15,11 +15,11 @@ already wrapped to non-negative values.
 """
 from __future__ import annotations
 
-from .kernels import (copying, factory, indexing, linalg, pointwise, pointwise_binary,
+from .kernels import (copying, factory, indexing, linalg, optim, pointwise, pointwise_binary,
                       pooling, reduction, shape, softmax, sorting)
 
 MODULES = (factory, pointwise, pointwise_binary, reduction, softmax, sorting, shape, copying,
-           indexing, linalg, pooling)
+           indexing, linalg, pooling, optim)
 
 
 def make_kernels(xp) -> dict:

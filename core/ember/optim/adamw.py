@@ -1,6 +1,8 @@
 """``AdamW``: Adam with decoupled weight decay (``torch.optim.AdamW``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .adam import Adam
 
 __all__ = ["AdamW"]
@@ -21,6 +23,7 @@ class AdamW(Adam):
         weight_decay: decoupled decay coefficient, >= 0 (default 1e-2).
         amsgrad: use the running maximum of the second moment.
         maximize: ascend the objective instead of descending it.
+        fused: None, True or False: as ``Adam`` (the ``_fused_adam_`` kernel).
 
     Raises:
         ValueError / TypeError: as ``Adam``.
@@ -31,6 +34,6 @@ class AdamW(Adam):
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, fused: Optional[bool] = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                         decoupled_weight_decay=True, fused=fused)

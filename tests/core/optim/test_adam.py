@@ -49,13 +49,15 @@ OPTIONS = [dict(weight_decay=wd, amsgrad=a, maximize=mx)
            for wd, a, mx in itertools.product([0.0, 0.1], [False, True], [False, True])]
 
 
+@pytest.mark.parametrize("fused", [None, False], ids=["fused", "ops"])
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(
     f"{k}={v}" for k, v in o.items() if v) or "default")
-def test_matches_reference(options):
+def test_matches_reference(options, fused):
     init, grads = data(5)
     # a large eps and small betas make every term of the update matter
-    kw = dict(lr=0.01, betas=(0.8, 0.9), eps=1e-2, **options)
+    kw = dict(lr=0.01, betas=(0.8, 0.9), eps=1e-2, fused=fused, **options)
     params, _ = run(init, grads, **kw)
+    kw.pop("fused")
     for p, ref in zip(params, adam_reference(init, grads, **kw)):
         assert_close(p, ref)
 

@@ -248,7 +248,22 @@ case("full", "int", lambda: E.full((2, 3), 7, dtype=E.int32))
 case("arange", "float", lambda: (E.arange(0, 1, 0.1), E.arange(5, dtype=E.uint8)))
 case("linspace", "half", lambda: E.linspace(-1, 1, 7, dtype=E.float16))
 case("eye", "bool", lambda: E.eye(3, 4, dtype=E.bool_))
+for _dt in (F32, E.float64):
+    case("_fused_adam_", _dt.name, lambda p, g: _adam_steps(p, g), gen((3, 4), _dt),
+         gen((3, 4), _dt, salt=1))
 RANDOM = ("rand", "randn", "randint")  # statistics, in test_random_factories
+
+
+def _adam_steps(p, g):
+    """Three Adam(fused=True) steps (amsgrad, weight decay): the parameter and moments."""
+    from ember.optim import Adam
+    p = p.clone().requires_grad_()
+    opt = Adam([p], lr=0.1, weight_decay=0.1, amsgrad=True, fused=True)
+    for k in range(3):
+        p.grad = g * (k - 1)
+        opt.step()
+    state = opt.state[p]
+    return p.detach(), state["exp_avg"], state["exp_avg_sq"], state["max_exp_avg_sq"]
 
 
 def _index_put(x, index, value):
