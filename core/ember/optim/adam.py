@@ -116,7 +116,8 @@ class Adam(Optimizer):
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
                 eps_hat = eps * bias_correction2_sqrt
                 step_size = -lr * bias_correction2_sqrt / (1 - beta1 ** step)
-            if fused is not False and not _unfusable(p, grad, state):
+            # NOTE: fused=True checked every parameter above; None checks each here
+            if fused or fused is None and not _unfusable(p, grad, state):
                 moments = (state["exp_avg"], state["exp_avg_sq"],
                            state["max_exp_avg_sq"] if amsgrad else None)
                 p._type.backend.kernels["_fused_adam_"](

@@ -13,12 +13,10 @@ Reference: torch.optim.Adam (``_single_tensor_adam``, ``_fused_adam``); Kingma &
 """
 from __future__ import annotations
 
-import numpy as np
-
-from .pointwise import scalar_to
+from .pointwise import WIDE_FLOATS, scalar_to
 
 #: The parameter dtypes the fused kernel serves.
-FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+FUSED_DTYPES = WIDE_FLOATS
 
 
 def kernels(xp) -> dict:

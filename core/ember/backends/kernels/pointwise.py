@@ -32,6 +32,8 @@ PY_NUMBERS = (bool, int, float)
 # NOTE: set membership of a type hashes its address: cheaper than the tuple's == scan
 NUMBER_CLASSES = frozenset(PY_NUMBERS)
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+#: float32 and float64: numpy computes them in their own dtype, weak Python numbers too
+WIDE_FLOATS = frozenset({F32, F64})
 _FLOAT_MAX = {np.dtype(d): float(ml_dtypes.finfo(d).max)
               for d in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)}
 

@@ -8,11 +8,11 @@ ops/checks.py), so its kernel never sees bools.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ...errors import DtypeError
 from ...types import bool_, get_default_dtype
-from .pointwise import FLOATING, INTEGRAL, NUMBER_CLASSES, PY_NUMBERS, scalar_to
+from .pointwise import (FLOATING, INTEGRAL, NUMBER_CLASSES, PY_NUMBERS, WIDE_FLOATS,
+                        scalar_to)
 
 _NO_BITS = FLOATING | {bool_}
 UNSUPPORTED = {
@@ -28,7 +28,6 @@ UNSUPPORTED = {
 # numpy treats Python numbers as weak for these dtypes exactly as PyTorch does (NEP 50):
 # no conversion needed. Ints need ``scalar_to`` for PyTorch's wrap-around, and bfloat16
 # because ml_dtypes would promote to float32.
-_WEAK_OK = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
 def _pair(a, b):
@@ -42,8 +41,8 @@ def _weak_pair(a, b):
     """``_pair`` for kernels that only hand the operands to a ufunc: a number may stay a
     weak Python number where numpy already gives PyTorch's result (float32/float64)."""
     if a.__class__ in PY_NUMBERS:
-        return (a if b.dtype in _WEAK_OK else scalar_to(a, b.dtype)), b
-    return a, (b if a.dtype in _WEAK_OK else scalar_to(b, a.dtype))
+        return (a if b.dtype in WIDE_FLOATS else scalar_to(a, b.dtype)), b
+    return a, (b if a.dtype in WIDE_FLOATS else scalar_to(b, a.dtype))
 
 
 def _is_int(dtype) -> bool:

@@ -6,12 +6,12 @@ inside the input, so padding is never materialized) and folds it into the runnin
 maximum, K elementwise passes for a kh x kw kernel. Windows that tile the input (stride ==
 kernel, no padding or dilation: the common case) take a faster path: a copy puts the K
 offsets first (two copies with long inner loops on numpy) and one reduction takes the
-maximum. A second pass over the offsets, last
-to first, writes the flat position of the first maximum in scan order. This gives
-PyTorch's CPU conventions exactly: indices are flat positions ``h * W + w`` in each input
-plane, ties go to the first position in row-major window order, a window holding NaN
-reports NaN and the position of its LAST NaN, and a window of -inf values points at its
-first real element (never at padding). float16/bfloat16 compare in float32.
+maximum. A second pass over the offsets, last to first, writes the flat position of the
+first maximum in scan order. This gives PyTorch's CPU conventions exactly: indices are
+flat positions ``h * W + w`` in each input plane, ties go to the first position in
+row-major window order, a window holding NaN reports NaN and the position of its LAST
+NaN, and a window of -inf values points at its first real element (never at padding).
+float16/bfloat16 compare in float32.
 
 The backward scatters grad_output into the input planes at ``indices``: a plain indexed
 assignment when windows cannot overlap (each input element is in at most one window, the
@@ -126,7 +126,7 @@ def kernels(xp) -> dict:
 
     def tiles(x, k, out):
         """The fast path for windows that tile the input (stride == kernel, no padding):
-        one copy puts the kh * kw window offsets first, so the maximum is one reduction and
+        ``offsets_first`` puts the kh * kw window offsets first, so the maximum is one reduction and
         each offset's plane is contiguous. Returns (values, flat offsets of the first
         maximum within each window, windows as ``windows``)."""
         (kh, kw), (oh, ow), w = k, out, x.shape[2]

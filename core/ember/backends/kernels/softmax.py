@@ -5,11 +5,9 @@ overflow; float16/bfloat16 compute in float32 and round once, like PyTorch's CPU
 """
 from __future__ import annotations
 
-import numpy as np
 
+from .pointwise import WIDE_FLOATS
 from .reduction import LOW_FLOATS, axis_of, is_float, reducer
-
-WIDE_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
 def kernels(xp) -> dict:
