@@ -50,3 +50,15 @@ def max_pool_double_backward(grad, indices):
     ``indices`` (.., H_out, W_out), one gather per plane."""
     flat = grad.flatten(-2).gather(-1, indices.flatten(-2))
     return flat.reshape(indices.shape)
+
+
+def nll_loss_weight_backward():
+    """The gradient of the nll_loss kernels w.r.t. weight: not implemented (as in PyTorch).
+
+    Raises NotImplementedError naming the way out: ``F.nll_loss`` and ``F.cross_entropy``
+    differentiate weight, taking their op-by-op form when it requires grad.
+    """
+    raise NotImplementedError(
+        "the derivative of nll_loss_forward / nll_loss_backward w.r.t. weight is not "
+        "implemented; call ember.nn.functional.nll_loss or cross_entropy, which "
+        "differentiate weight, or pass weight.detach()")

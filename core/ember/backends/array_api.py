@@ -2,8 +2,8 @@
 
 ``make_kernels(xp)`` returns the op-name -> kernel table a backend registers; the cpu
 plugin calls it with numpy, the cuda plugin with CuPy. The kernels live by concept in
-``backends/kernels/`` (pointwise, reduction, shape, indexing, linalg, factory, and
-optim's fused optimizer updates); each module has ``kernels(xp) -> dict`` and may declare
+``backends/kernels/`` (pointwise, reduction, shape, indexing, linalg, factory, pooling,
+loss, and optim's fused optimizer updates); each module has ``kernels(xp) -> dict`` and may declare
 ``UNSUPPORTED`` (op -> ScalarTypes that kernel must not serve, so the Type lookup reports
 them as missing rather than letting the array library fail with its own message).
 
@@ -15,11 +15,11 @@ already wrapped to non-negative values.
 """
 from __future__ import annotations
 
-from .kernels import (copying, factory, indexing, linalg, optim, pointwise, pointwise_binary,
-                      pooling, reduction, shape, softmax, sorting)
+from .kernels import (copying, factory, indexing, linalg, loss, optim, pointwise,
+                      pointwise_binary, pooling, reduction, shape, softmax, sorting)
 
 MODULES = (factory, pointwise, pointwise_binary, reduction, softmax, sorting, shape, copying,
-           indexing, linalg, pooling, optim)
+           indexing, linalg, pooling, loss, optim)
 
 
 def make_kernels(xp) -> dict:

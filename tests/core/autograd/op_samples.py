@@ -528,3 +528,24 @@ add("max_pool2d_with_indices_backward", "overlap_repeated_index",
     lambda go: E.max_pool2d_with_indices_backward(
         go, E.zeros(1, 1, 3, 3, dtype=E.float64), (2, 2), (1, 1), (0, 0), (1, 1), False,
         _i([[[[0, 1], [4, 4]]]])), u(1, 1, 2, 2))
+
+
+def _class_weight():
+    return E.tensor(np.array([0.5, 2.0, 1.5]))
+
+
+# targets [1, 2, 0, 2] with ignore_index 0: weights 2.0 + 1.5 + 1.5 count, total 5.0
+add("nll_loss_forward", "mean_weight_ignore",
+    lambda x: E.nll_loss_forward(x, _i([1, 2, 0, 2]), _class_weight(), "mean", 0)[0],
+    u(4, 3))
+add("nll_loss_forward", "none_spatial",
+    lambda x: E.nll_loss_forward(x, _i([[0, 2], [1, 1]]), None, "none", -100)[0],
+    u(2, 3, 2))
+add("nll_loss_forward", "sum_1d", lambda x: E.nll_loss_forward(x, _i(2), None, "sum", -100)[0],
+    u(3))
+add("nll_loss_backward", "mean_weight_ignore",
+    lambda go: E.nll_loss_backward(go, E.zeros(4, 3, dtype=E.float64), _i([1, 2, 0, 2]),
+                                   _class_weight(), "mean", 0, E.tensor(np.array(5.0))), u())
+add("nll_loss_backward", "none",
+    lambda go: E.nll_loss_backward(go, E.zeros(4, 3, dtype=E.float64), _i([1, 2, 0, 2]),
+                                   None, "none", -100, E.tensor(np.array(4.0))), u(4))

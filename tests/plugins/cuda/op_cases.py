@@ -243,6 +243,16 @@ case("max_pool2d_with_indices_backward", "overlap", lambda g, x: E.max_pool2d_wi
     g, x, (3, 3), (1, 1), (1, 1), (1, 1), False,
     E.max_pool2d_with_indices(x, (3, 3), (1, 1), (1, 1), (1, 1), False)[1]),
     gen((1, 2, 5, 5), F32), gen((1, 2, 5, 5), F32, -1, 1))
+for _dt in (F16, F32):   # targets (2, 2) of a (2, 3, 2) input; one ignored in the second call
+    case("nll_loss_forward", _dt.name, lambda x: (
+        E.nll_loss_forward(x, E.tensor([[1, 2], [0, 2]]), None, "mean", -100),
+        E.nll_loss_forward(x, E.tensor([[1, -100], [0, 2]]),
+                           E.tensor([0.5, 2.0, 1.5], dtype=x.dtype), "none", -100)),
+        gen((2, 3, 2), _dt), tol=(1e-3, 1e-3) if _dt is F16 else None)
+case("nll_loss_backward", "mean_ignore", lambda g, x: E.nll_loss_backward(
+    g, x, E.tensor([1, 2, 0, 2]), E.tensor([0.5, 2.0, 1.5]), "mean", 0,
+    E.nll_loss_forward(x, E.tensor([1, 2, 0, 2]), E.tensor([0.5, 2.0, 1.5]), "mean", 0)[1]),
+    gen((), F32), gen((4, 3), F32))
 case("empty", "shape", lambda: E.empty(2, 3, dtype=E.int16).shape)
 case("full", "int", lambda: E.full((2, 3), 7, dtype=E.int32))
 case("arange", "float", lambda: (E.arange(0, 1, 0.1), E.arange(5, dtype=E.uint8)))

@@ -3,7 +3,10 @@
 Each loss is a composite op (``native_functions.yaml``, section ``nn: losses``, with
 ATen's names: ``cross_entropy_loss``, ``nll_loss``, ``mse_loss``, ...) built from ember
 ops, so autograd differentiates it to any order; the ``F`` functions below add PyTorch's
-deprecated ``size_average`` / ``reduce`` arguments and call them.
+deprecated ``size_average`` / ``reduce`` arguments and call them. As in PyTorch, the
+class-index losses end in the ``nll_loss_forward`` kernel (``backends/kernels/loss.py``),
+one autograd node instead of gather, mean and neg; only a ``weight`` that requires grad
+takes the op-by-op form, which differentiates it.
 
 Reductions follow PyTorch exactly: 'mean' of a class-index loss divides by the summed
 weights of the targets that are not ``ignore_index`` (nan when there are none); 'mean' of
@@ -144,9 +147,13 @@ def _target_weights(weight, target, keep):
 
 
 def _nll(op, logp, target, weight, reduction, ignore_index, class_dim):
+    if weight is None or not weight.requires_grad:   # one kernel node each way
+        try:
+            return E.nll_loss_forward(logp, target, weight, reduction, ignore_index)[0]
+        except IndexError as e:
+            raise IndexError(f"{op}: {str(e).removeprefix('nll_loss_forward(): ')}") from None
+    # a weight that requires grad: ops autograd differentiates w.r.t. it too
     picked, keep = _picked(op, logp, target, class_dim, ignore_index)
-    if weight is None and keep is None:  # the training loop's case: no mask, no squeeze
-        return -(picked.squeeze(class_dim) if reduction == "none" else _reduce(picked, reduction))
     picked = picked.squeeze(class_dim)
     w = _target_weights(weight, target, keep).to(picked.dtype)
     loss = picked * w
