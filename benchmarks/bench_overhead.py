@@ -16,9 +16,12 @@ torch = try_import_torch()
 def cases(x, y, m):
     """(name, ember call, numpy call, torch call) on 10-element inputs."""
     a, b, am = x.numpy(), y.numpy(), m.numpy()
-    t = u = tm = None
+    # the in-place case grows its own copies, so the values the other ops see stay in (0.5, 1.5)
+    x_, a_ = x.clone(), a.copy()
+    t = u = tm = t_ = None
     if torch is not None:
         t, u, tm = torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), torch.from_numpy(am)
+        t_ = t.clone()
     rows = [
         ("add", lambda: x + y, lambda: a + b, lambda: t + u),
         ("add scalar", lambda: x + 1.0, lambda: a + 1.0, lambda: t + 1.0),
@@ -29,7 +32,8 @@ def cases(x, y, m):
         ("relu", lambda: x.relu(), lambda: np.maximum(a, 0), lambda: t.relu()),
         ("sigmoid", lambda: x.sigmoid(), lambda: 1 / (1 + np.exp(-a)), lambda: t.sigmoid()),
         ("lt", lambda: x < y, lambda: a < b, lambda: t < u),
-        ("add_ (in-place)", lambda: x.add_(y), lambda: np.add(a, b, out=a), lambda: t.add_(u)),
+        ("add_ (in-place)", lambda: x_.add_(y), lambda: np.add(a_, b, out=a_),
+         lambda: t_.add_(u)),
         ("sum", lambda: x.sum(), lambda: a.sum(), lambda: t.sum()),
         ("mean", lambda: x.mean(), lambda: a.mean(), lambda: t.mean()),
         ("max", lambda: x.max(), lambda: a.max(), lambda: t.max()),
