@@ -96,7 +96,10 @@ def _division(n: _Node, what: str) -> str:
         return _ld("fmod", a, b)
     o = n.inputs[1]
     if not o.is_constant:
-        return _int_division_by_tensor(a, n.tensor(1, dt), dt, what)
+        # NOTE: eager raises ZeroDivisionError for a 0 anywhere in the divisor and a kernel
+        # cannot raise, so the group runs unfused and the result (or error) stays eager's
+        n.decline("integer division by a tensor (eager raises ZeroDivisionError for a 0 in "
+                  "it, which a kernel cannot)")
     value = _scalar(o.value)
     if value.__class__ not in (bool, int):
         n.decline(f"expected an integer divisor, got {value!r}")
@@ -119,31 +122,6 @@ def _division(n: _Node, what: str) -> str:
     if what == "floor":
         return _arith("-", q, f"{off}.to({_TRITON[dt]})", dt)
     return _where(off, _arith("+", r, b, dt), r)
-
-
-def _int_division_by_tensor(a: str, b: str, dt: ScalarType, what: str) -> str:
-    """Integer ``what`` by a tensor divisor ``b``. A zero divisor gives 0, as numpy's
-    unchecked loops do (eager raises ZeroDivisionError; a kernel cannot, and PyTorch's CUDA
-    kernels do not check either); -1 is taken apart because INT_MIN // -1 overflows."""
-    zero, one, t = _num(0, dt), _num(1, dt), _TRITON[dt]
-    by_zero = f"({_p(b)} == {zero})"
-    if dt is _t.uint8:
-        safe = _where(by_zero, one, b)
-        return _where(by_zero, zero, f"({_p(a)} {'%' if what in ('remainder', 'fmod') else '//'} "
-                      f"{safe})")
-    by_minus_one = f"({_p(b)} == {_num(-1, dt)})"
-    special = f"({by_zero} | {by_minus_one})"
-    safe = _where(special, one, b)
-    q, r = f"({_p(a)} // {safe})", f"({_p(a)} % {safe})"  # C's truncation and remainder
-    if what in ("remainder", "fmod"):
-        if what == "remainder":  # Python's rule: a nonzero remainder takes b's sign
-            r = _where(f"(({r} != {zero}) & (({r} < {zero}) != ({safe} < {zero})))",
-                       _arith("+", r, safe, dt), r)
-        return _where(special, zero, r)
-    if what == "floor":
-        off = f"(({r} != {zero}) & (({r} < {zero}) != ({safe} < {zero})))"
-        q = _arith("-", q, f"{off}.to({t})", dt)
-    return _where(by_minus_one, _arith("-", zero, a, dt), _where(by_zero, zero, q))
 
 
 def _floor_div_float(a: str, b: str, dt: ScalarType) -> str:

@@ -53,6 +53,9 @@ ROW_KINDS = frozenset({"ember::softmax", "ember::log_softmax"})
 
 _SUPPORTED_DTYPES = frozenset({_t.bool_, _t.uint8, _t.int8, _t.int16, _t.int32, _t.int64,
                                _t.float16, _t.bfloat16, _t.float32, _t.float64})
+# integer quotients and remainders, which eager refuses for a 0 in a tensor divisor
+_DIVISION_KINDS = frozenset({"ember::floor_divide", "ember::remainder", "ember::fmod",
+                             "ember::div"})
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,12 @@ def can_lower_node(node) -> Optional[str]:
                 return (f"{kind} of pieces of shapes {[list(k) for k in known]}: one kernel "
                         f"walks one shape")
         return None
+    if kind in _DIVISION_KINDS and not node.inputs[1].is_constant():
+        out = _tensor_type(node.outputs[0])
+        if out is not None and not out.dtype.is_floating_point:
+            # NOTE: only this node stays out; the pointwise ops around it still fuse
+            return (f"{kind}: integer division by a tensor (eager raises ZeroDivisionError "
+                    f"for a 0 in it, which a kernel cannot)")
     if kind in CHUNK_KINDS or kind in ops.SUPPORTED_KINDS:
         return None
     if kind in REDUCTION_KINDS or kind in ROW_KINDS:

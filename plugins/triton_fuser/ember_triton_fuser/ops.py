@@ -17,11 +17,11 @@ to eager; ``node.py`` holds the operand reader every rule takes and the rule tab
 ops. Importing this module registers every rule.
 
 ``lower`` raises ``FusionDeclined`` where eager raises (bool ``sub``, ``gelu`` of ints,
-``clamp`` bounds that overflow, an integer division by the constant 0) and for integer
-``pow`` with a tensor exponent (Triton has no integer pow; one expression cannot loop).
-The group then runs unfused. Integer division and remainder by a tensor holding 0 give 0
-where eager raises ZeroDivisionError: a kernel cannot raise (PyTorch's CUDA kernels do not
-check either).
+``clamp`` bounds that overflow, an integer division by the constant 0), where it may raise
+(integer division or remainder by a tensor, which raises ZeroDivisionError for a 0 in it:
+a kernel cannot raise) and for integer ``pow`` with a tensor exponent (Triton has no
+integer pow; one expression cannot loop). The group then runs unfused, so its results and
+errors are eager's.
 
 Differences from eager that remain: chains of float16/bfloat16 ops round once instead of
 after every op; libdevice functions may differ from numpy's by a few ulp (and from numpy's

@@ -50,7 +50,7 @@ CASES = [
      lambda: (t(4, 9),)),
     (lambda a, m: (a * m.exp()).sum(-1, keepdim=True) + (m * 2).sum(-1, keepdim=True),
      lambda: (t(4, 6), t(4, 1))),
-    (lambda a, b: ((a * b + 3) // b) % 7 + (a & b),
+    (lambda a, b: ((a * b + 3) // -3) % 7 + (a & b),   # by a tensor: unfused
      lambda: (t(6, 7, dtype=np.int32), t(6, 7, dtype=np.int32))),
     (lambda a, b: (a * b).sum(-1, keepdim=True) + a,
      lambda: (t(6, 7, dtype=np.int64), t(6, 7, dtype=np.int64))),
