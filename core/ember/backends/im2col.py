@@ -334,14 +334,15 @@ class Im2colConvolution:
             cols = gyt = None
             if x is not None:
                 if "x" not in buf:   # zeroed once: only the interior is written
-                    buf["x"] = xp.zeros(plan.buffer_shape(m), dtype=ct)
+                    xb = buf["x"] = xp.zeros(plan.buffer_shape(m), dtype=ct)
                     buf["cols"] = xp.empty(plan.views[m][0], dtype=ct)
-                xb = buf["x"]
-                xb[plan.interior] = x[n0:n1].transpose(plan.to_buf) if bi else x[n0:n1]
-                shape, strides = plan.views[m]
-                isz = xb.itemsize
-                xp.copyto(buf["cols"], self._as_strided(xb, shape, tuple(s * isz for s in
-                                                                         strides)))
+                    shape, strides = plan.views[m]
+                    # the columns as a strided view of the buffer, made once (as_strided
+                    # costs more than the copy of a small chunk)
+                    buf["taps"] = self._as_strided(xb, shape, tuple(s * xb.itemsize
+                                                                    for s in strides))
+                buf["x"][plan.interior] = x[n0:n1].transpose(plan.to_buf) if bi else x[n0:n1]
+                xp.copyto(buf["cols"], buf["taps"])
                 cols = buf["cols"].reshape(plan.gemm_shape(m, ckk))
             if gy is not None:
                 if bi:
