@@ -6,14 +6,18 @@ import pytest
 
 import ember as E
 from ember.backends import registry
+from ember.plugins import manager
 
 
 @pytest.fixture
 def no_cuda(monkeypatch):
+    # as if ember-cuda were not installed: no backend, no entry point
     registry._ensure()
     monkeypatch.setattr(registry, "_backends", {k: v for k, v in registry._backends.items()
                                                 if k != "cuda"})
     monkeypatch.setattr(registry, "_ensure", lambda: None)
+    listed = manager.plugins()
+    monkeypatch.setattr(manager, "plugins", lambda: [p for p in listed if p.name != "cuda"])
 
 
 def test_without_the_plugin(no_cuda):

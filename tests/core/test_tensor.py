@@ -48,8 +48,9 @@ def test_to_converts_dtype_and_returns_self_when_unchanged():
     assert x.int().dtype is E.int32 and x.bool().tolist() == [True, True]
     assert x.to(E.zeros(1, dtype=E.float64)).dtype is E.float64
     assert x.type(E.float64).dtype is E.float64 and x.type().name == "CPUFloatType"
-    with pytest.raises(E.NoBackendError, match="pip install ember-cuda"):
-        x.to("cuda")
+    if not E.cuda.is_available():   # names ember-cuda: to install, or why it registered nothing
+        with pytest.raises(E.NoBackendError, match="no ember backend named 'cuda'.*ember-cuda"):
+            x.to("cuda")
     with pytest.raises(TypeError, match="expected an ember dtype"):
         x.to(object())
 

@@ -42,6 +42,21 @@ def all_backends() -> list:
 
 
 def plugin_hint(name: str) -> str:
+    """Why no backend ``name`` is registered, as a sentence to append to an error: what
+    its plugin (the entry point of that name) said when it registered nothing, failed or
+    was disabled, else which distribution to install."""
+    from ..plugins.manager import plugins
+    for info in plugins():
+        if info.name != name:
+            continue
+        plugin = f"The plugin {info.distribution} {info.version}"
+        if info.disabled:
+            return (f" {plugin} is installed but disabled: check EMBER_PLUGINS / "
+                    f"EMBER_DISABLE_PLUGINS.")
+        if info.unavailable:
+            return f" {plugin} is installed but registered nothing: {info.unavailable.rstrip('.')}."
+        if info.error:
+            return f" {plugin} is installed but failed to load: {info.error.rstrip('.')}."
     dist = KNOWN_PLUGINS.get(name)
     return f" Install it with `pip install {dist}`." if dist else ""
 
@@ -63,11 +78,11 @@ def get_backend(device) -> object:
         b = _backends.get(name)
         if b is None:
             have = ", ".join(sorted(_backends)) or "none"
-            dist = KNOWN_PLUGINS.get(name, f"the plugin that provides '{name}'")
+            hint = plugin_hint(name) or (f" Install the plugin that provides '{name}', or "
+                                         f"check EMBER_PLUGINS / EMBER_DISABLE_PLUGINS.")
             raise NoBackendError(
-                f"no ember backend named '{name}' is installed (installed backends: {have}). "
-                f"Install it with `pip install {dist}`, or check EMBER_PLUGINS / "
-                f"EMBER_DISABLE_PLUGINS; `ember plugins` lists what loaded.")
+                f"no ember backend named '{name}' is registered (registered backends: "
+                f"{have}).{hint} `ember plugins` lists what loaded.")
     return b
 
 

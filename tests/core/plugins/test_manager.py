@@ -79,7 +79,8 @@ def test_allow_list(fake_dists, monkeypatch):
     monkeypatch.setenv("EMBER_PLUGINS", "fake")
     fake_dists(fake=GOOD_BACKEND)
     assert info("cpu").disabled and not info("fake").disabled
-    with pytest.raises(E.NoBackendError, match="pip install ember-cpu"):
+    with pytest.raises(E.NoBackendError, match="ember-cpu 0.1.0 is installed but disabled: "
+                                               "check EMBER_PLUGINS"):
         E.zeros(2)
 
 
@@ -87,7 +88,7 @@ def test_disable_list_and_no_backend_error(reload_plugins, monkeypatch):
     monkeypatch.setenv("EMBER_DISABLE_PLUGINS", "cpu")
     reload_plugins()
     with pytest.raises(E.NoBackendError, match=r"no ember backend named 'cpu'.*"
-                                               r"pip install ember-cpu"):
+                                               r"ember-cpu 0\.1\.0 is installed but disabled"):
         E.tensor([1.0])
 
 
@@ -123,3 +124,16 @@ def test_an_unavailable_plugin_is_listed_quietly(fake_dists, capsys, recwarn):
     assert cli.main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "nogpu" in out and "[unavailable]" in out and "why: no CUDA GPU" in out
+    # asking for its backend says why it is missing, not "install it"
+    with pytest.raises(E.NoBackendError, match=r"no ember backend named 'nogpu'.*The plugin "
+                       r"ember-fake-nogpu 0\.1 is installed but registered nothing: no CUDA "
+                       r"GPU on this machine\."):
+        E.zeros(1, device="nogpu")
+
+
+def test_a_broken_plugin_is_named_by_the_missing_backend_error(fake_dists):
+    with pytest.warns(UserWarning):
+        fake_dists(broken=RAISES_ON_IMPORT)
+    with pytest.raises(E.NoBackendError, match="ember-fake-broken 0.1 is installed but failed "
+                                               "to load: .*libfoo.so not found"):
+        E.zeros(1, device="broken")
