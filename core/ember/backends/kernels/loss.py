@@ -87,11 +87,9 @@ def kernels(xp) -> dict:
         """values with the ignored targets' entries at +0 (never NaN from -inf * 0)."""
         return values if keep is None else xp.where(keep, values, 0)
 
-    def total_weight(weight, safe, keep, size, ct):
-        """The sum of weight[t] over the targets that count (their number, unweighted)."""
-        if weight is not None:
-            return counted(weight.astype(ct, copy=False).take(safe), keep).sum()
-        return xp.asarray(size if keep is None else keep.sum(), dtype=ct)
+    def target_weights(weight, safe, ct):
+        """weight[t] for each target in the compute dtype (None without a weight)."""
+        return None if weight is None else weight.astype(ct, copy=False).take(safe)
 
     def nll_loss_forward(a, target, weight, reduction, ignore_index):
         op = "nll_loss_forward"
@@ -102,10 +100,14 @@ def kernels(xp) -> dict:
         loss = -a.reshape(-1).take(pos.reshape(-1)).reshape(target.shape)
         if loss.dtype != ct:
             loss = loss.astype(ct)
-        if weight is not None:
-            loss = loss * weight.astype(ct, copy=False).take(safe)
+        w = target_weights(weight, safe, ct)
+        if w is not None:
+            loss = loss * w
         loss = counted(loss, keep)
-        total = total_weight(weight, safe, keep, target.size, ct)
+        if w is not None:       # the summed weights of the targets that count, or their number
+            total = counted(w, keep).sum()
+        else:
+            total = xp.asarray(target.size if keep is None else keep.sum(), dtype=ct)
         if reduction == "sum":
             loss = loss.sum()
         elif reduction == "mean":
@@ -133,10 +135,10 @@ def kernels(xp) -> dict:
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
                     coef = coef / total_weight.astype(ct, copy=False)
-        if weight is not None:
-            coef = coef * weight.astype(ct, copy=False).take(safe)
-        if keep is not None:
-            coef = xp.where(keep, coef, 0)
+        w = target_weights(weight, safe, ct)
+        if w is not None:
+            coef = coef * w
+        coef = counted(coef, keep)
         grad = xp.zeros(a.shape, dtype=a.dtype)
         grad.reshape(-1)[flat_positions(a.shape, axis, n_classes, depth, safe)] = coef
         return grad
