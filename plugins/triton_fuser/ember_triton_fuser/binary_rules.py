@@ -79,6 +79,12 @@ def _division_rule(n: _Node) -> str:
     return _division(n, {"floor_divide": "floor"}.get(n.op, n.op))
 
 
+#: why an integer division or remainder by a tensor does not fuse (FuseGraph leaves the
+#: node out through lowering.can_lower_node; a rule that meets one anyway declines)
+INT_DIVISION_BY_TENSOR = ("integer division by a tensor (eager raises ZeroDivisionError for "
+                          "a 0 in it, which a kernel cannot)")
+
+
 def _division(n: _Node, what: str) -> str:
     """``what`` in floor, trunc (quotients), remainder (Python's %), fmod (C's)."""
     dt = n.out
@@ -98,8 +104,7 @@ def _division(n: _Node, what: str) -> str:
     if not o.is_constant:
         # NOTE: eager raises ZeroDivisionError for a 0 anywhere in the divisor and a kernel
         # cannot raise, so the group runs unfused and the result (or error) stays eager's
-        n.decline("integer division by a tensor (eager raises ZeroDivisionError for a 0 in "
-                  "it, which a kernel cannot)")
+        n.decline(INT_DIVISION_BY_TENSOR)
     value = _scalar(o.value)
     if value.__class__ not in (bool, int):
         n.decline(f"expected an integer divisor, got {value!r}")

@@ -41,6 +41,7 @@ from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
 
 from . import ops
+from .binary_rules import INT_DIVISION_BY_TENSOR
 
 __all__ = ["TensorArg", "Step", "OutputSpec", "KernelPlan", "lower_subgraph",
            "REDUCTION_KINDS", "ROW_KINDS", "can_lower_node", "literal"]
@@ -181,8 +182,7 @@ def can_lower_node(node) -> Optional[str]:
         out = _tensor_type(node.outputs[0])
         if out is not None and not out.dtype.is_floating_point:
             # NOTE: only this node stays out; the pointwise ops around it still fuse
-            return (f"{kind}: integer division by a tensor (eager raises ZeroDivisionError "
-                    f"for a 0 in it, which a kernel cannot)")
+            return f"{kind}: {INT_DIVISION_BY_TENSOR}"
     if kind in CHUNK_KINDS or kind in ops.SUPPORTED_KINDS:
         return None
     if kind in REDUCTION_KINDS or kind in ROW_KINDS:
