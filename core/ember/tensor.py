@@ -66,6 +66,7 @@ class Tensor:
     # --- metadata ------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
+        """The sizes of the dimensions, a tuple subclass: ``(N, C, H, W)`` (torch.Tensor.shape)."""
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
@@ -76,15 +77,18 @@ class Tensor:
 
     @property
     def dtype(self) -> _t.ScalarType:
+        """The ScalarType of the elements (``ember.float32``, ...)."""
         return self._type.scalar_type
 
     @property
     def device(self) -> _t.Device:
+        """Where the data lives: ``Device('cpu')``, ``Device('cuda', 0)``."""
         b = self._type.backend
         return _t.Device(b.name, b.device_of(self._data))
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (0 for a scalar tensor)."""
         return self._data.ndim
 
     def dim(self) -> int:
@@ -92,6 +96,7 @@ class Tensor:
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements, the product of the shape (1 for a 0-d tensor)."""
         return self._data.size
 
     def element_size(self) -> int:
@@ -104,6 +109,7 @@ class Tensor:
         return st if dim is None else st[_d.wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in row-major order without gaps."""
         return bool(self._data.flags.c_contiguous)
 
     def type(self, dtype=None):
@@ -139,10 +145,12 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors no recorded op produced (.grad is accumulated on these)."""
         return self.grad_fn is None
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor lives on the 'cuda' backend."""
         return self._type.backend.name == "cuda"
 
     @property

@@ -33,10 +33,12 @@ def register(backend) -> None:
 
 
 def unregister(name: str) -> None:
+    """Forget backend ``name`` (no error if it is not registered); plugin reloads use it."""
     _backends.pop(name, None)
 
 
 def all_backends() -> list:
+    """Every registered backend, after the plugins have loaded."""
     _ensure()
     return list(_backends.values())
 
