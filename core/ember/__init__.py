@@ -14,7 +14,8 @@ from .factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack, 
                         full, full_like, linspace, ones, ones_like, rand, rand_like, randint,
                         randint_like, randn, randn_like, tensor, zeros, zeros_like)
 from .random import Generator, manual_seed
-from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, \
+    is_inference_mode_enabled, no_grad, set_grad_enabled
 from .backends.registry import default_device as get_default_device
 from .backends.registry import set_default_device
 from . import ops as _ops

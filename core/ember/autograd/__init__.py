@@ -2,7 +2,8 @@
 
 * ``backward(tensors, grad_tensors)`` / ``Tensor.backward()`` accumulate into leaves'
   ``.grad``; ``grad(outputs, inputs)`` returns the gradients instead.
-* ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``is_grad_enabled``: grad modes.
+* ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``is_grad_enabled``,
+  ``inference_mode``, ``is_inference_mode_enabled``: grad modes.
 * ``Function``: custom ops with a hand-written backward.
 * ``gradcheck`` / ``gradgradcheck``: finite-difference checks of first and second
   derivatives.
@@ -18,7 +19,8 @@ from .. import dispatch as _d
 from ..errors import DeviceMismatchError, ShapeError
 from .engine import run_backward
 from .function import AccumulateGrad, Edge, Node, gradient_edge
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, \
+    no_grad, set_grad_enabled
 from . import graph  # noqa: F401 - ember.autograd.graph.Node, as in PyTorch
 
 RECORDERS: dict = {}  # qualified op name -> (Node class, recorder)
@@ -236,5 +238,6 @@ from .custom import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["AccumulateGrad", "Edge", "Function", "FunctionCtx", "GradcheckError", "Node",
-           "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "is_grad_enabled",
+           "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled",
            "no_grad", "once_differentiable", "set_grad_enabled"]

@@ -1,7 +1,7 @@
 """Grad modes: whether ops record autograd history, per thread.
 
-``no_grad``, ``enable_grad`` and ``set_grad_enabled`` work as context managers and as
-decorators, exactly like ``torch.no_grad`` & co. The state is thread-local: a new thread
+``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as context
+managers and as decorators, like ``torch.no_grad`` & co. The state is thread-local: a new thread
 starts with grad mode on, whatever its parent thread had (as in PyTorch).
 
 Generated op wrappers read ``STATE.enabled`` (one attribute lookup on a ``threading.local``)
@@ -14,7 +14,8 @@ import threading
 
 
 class _State(threading.local):
-    enabled = True  # class attribute: the default every new thread sees
+    enabled = True     # class attributes: the defaults every new thread sees
+    inference = False
 
 
 STATE = _State()
@@ -23,6 +24,11 @@ STATE = _State()
 def is_grad_enabled() -> bool:
     """Whether ops record history for autograd in this thread (``torch.is_grad_enabled``)."""
     return STATE.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``inference_mode()`` (``torch.is_inference_mode_enabled``)."""
+    return STATE.inference
 
 
 class _GradMode:
@@ -93,3 +99,50 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
     def __call__(self, fn):
         STATE.enabled = self._prev  # used as a decorator: undo the immediate effect
         return super().__call__(fn)
+
+
+class inference_mode:  # noqa: N801 - PyTorch's name
+    """Inference mode: ``with ember.inference_mode(): ...``, ``@ember.inference_mode()`` or
+    ``@ember.inference_mode``.
+
+    ``mode=True`` turns grad mode off and ``is_inference_mode_enabled()`` on; ``mode=False``
+    turns grad mode on and inference mode off (PyTorch's ``InferenceMode(false)``). Both
+    are restored on exit. Follows ``torch.inference_mode``.
+
+    Departure from PyTorch: ember has no separate *inference tensors*. Results made inside
+    are ordinary tensors with ``requires_grad=False``, exactly as under ``no_grad``, so
+    PyTorch's later errors for using them in autograd ("Inference tensors cannot be saved
+    for backward") do not arise, and an ``enable_grad()`` block nested inside records
+    history again. PyTorch's speed-up (no version counters, no view tracking) has no
+    counterpart worth its cost here: ember's ops already skip autograd work when no input
+    requires grad.
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # @inference_mode, no call
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._prev = STATE.enabled, STATE.inference
+        STATE.enabled, STATE.inference = not self._mode, self._mode
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.enabled, STATE.inference = self._prev
+
+    def __call__(self, fn):
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = STATE.enabled, STATE.inference
+            STATE.enabled, STATE.inference = not mode, mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                STATE.enabled, STATE.inference = prev
+        return wrapper

@@ -1,5 +1,5 @@
-"""Grad modes (``ember/autograd/grad_mode.py``): no_grad, enable_grad and
-set_grad_enabled as context managers, decorators and plain calls; nesting; restoring
+"""Grad modes (``ember/autograd/grad_mode.py``): no_grad, enable_grad, set_grad_enabled
+and inference_mode as context managers, decorators and plain calls; nesting; restoring
 after exceptions; thread-locality. Semantics follow ``torch.no_grad`` & co."""
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from helpers import assert_close
 def _restore_grad_mode():
     yield
     E.set_grad_enabled(True)   # a failing test must not leak no_grad into the next
+    E.autograd.grad_mode.STATE.inference = False
 
 
 def leaf():
@@ -275,3 +276,67 @@ def test_set_grad_enabled_plain_call_is_per_thread():
     E.set_grad_enabled(False)
     assert _in_thread(E.is_grad_enabled) is True
     assert not E.is_grad_enabled()
+
+
+# ---- inference_mode ----------------------------------------------------------------------
+
+def test_inference_mode_turns_grad_off_and_restores_both_flags():
+    x = leaf()
+    assert not E.is_inference_mode_enabled()
+    with E.inference_mode():
+        assert E.is_inference_mode_enabled() and not E.is_grad_enabled()
+        assert not records(x)
+    assert not E.is_inference_mode_enabled() and E.is_grad_enabled()
+    assert records(x)
+
+
+def test_inference_mode_false_enables_grad_like_pytorch():
+    # torch.inference_mode(False) sets grad mode on, even inside no_grad
+    with E.no_grad():
+        with E.inference_mode(False):
+            assert E.is_grad_enabled() and not E.is_inference_mode_enabled()
+            assert records(leaf())
+        assert not E.is_grad_enabled()
+    with E.inference_mode():
+        with E.inference_mode(mode=False):
+            assert E.is_grad_enabled() and not E.is_inference_mode_enabled()
+        assert E.is_inference_mode_enabled() and not E.is_grad_enabled()
+
+
+def test_inference_mode_as_decorator_with_and_without_call():
+    @E.inference_mode
+    def bare(x):
+        return E.is_inference_mode_enabled(), records(x)
+
+    @E.inference_mode()
+    def called(x):
+        return E.is_inference_mode_enabled(), records(x)
+
+    assert bare(leaf()) == (True, False) and called(leaf()) == (True, False)
+    assert bare.__name__ == "bare"
+    assert E.is_grad_enabled() and not E.is_inference_mode_enabled()
+
+
+def test_inference_mode_restores_after_an_exception():
+    with pytest.raises(KeyError):
+        with E.inference_mode():
+            raise KeyError("boom")
+    assert E.is_grad_enabled() and not E.is_inference_mode_enabled()
+
+
+def test_inference_mode_is_per_thread():
+    seen = []
+    with E.inference_mode():
+        t = threading.Thread(target=lambda: seen.append(
+            (E.is_inference_mode_enabled(), E.is_grad_enabled())))
+        t.start()
+        t.join()
+    assert seen == [(False, True)]
+
+
+def test_inference_mode_results_match_eager():
+    x = leaf()
+    with E.inference_mode():
+        y = (x * x).sum()
+    assert not y.requires_grad and y.grad_fn is None
+    assert_close(y, np.array(14.0))
