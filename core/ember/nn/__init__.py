@@ -2,11 +2,11 @@
 
 ``Module`` holds parameters, buffers and submodules; layers live in ``modules/`` by
 family; ``functional`` (``F``) holds the stateless ops the layers call; ``init`` the
-initialisers.
+initialisers; ``utils`` the training-loop helpers (gradient clipping, flat parameters).
 """
-from . import functional, init
+from . import functional, init, utils
 from .modules import *  # noqa: F401,F403
 from .parameter import Parameter
 from .modules import __all__ as _modules_all
 
-__all__ = ["Parameter", "functional", "init", *_modules_all]
+__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
