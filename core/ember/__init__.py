@@ -9,6 +9,7 @@ from .errors import DeviceMismatchError, DtypeError, NoBackendError, ShapeError
 from .types import (Device, ScalarType, bfloat16, bool_, can_cast, float16, float32, float64,
                     get_default_dtype, int8, int16, int32, int64, promote_types,
                     set_default_dtype, uint8)
+from .type_info import finfo, iinfo
 from .tensor import Size, Tensor
 from .factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy,
                         full, full_like, linspace, ones, ones_like, rand, rand_like, randint,
