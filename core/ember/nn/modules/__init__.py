@@ -3,7 +3,7 @@
 Reference: torch.nn.modules.
 """
 from . import activation, container, conv, dropout, flatten, linear, loss, normalization, \
-    pooling, sparse
+    pooling, rnn, rnn_cell, sparse
 from .activation import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -14,7 +14,10 @@ from .loss import *  # noqa: F401,F403
 from .module import Module
 from .normalization import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .rnn_cell import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 
 __all__ = ["Module"] + [n for m in (container, linear, conv, pooling, normalization, dropout,
-                                    sparse, flatten, activation, loss) for n in m.__all__]
+                                    sparse, flatten, activation, loss, rnn, rnn_cell)
+                             for n in m.__all__]
