@@ -446,16 +446,36 @@ def write_inplace(op: str, self, result):
             vc = self._version_counter()
         vc.value += 1
         return self
+    data[...] = check_inplace_result(op, self, result)
+    self._bump_version()
+    return self
+
+
+def check_inplace_result(op: str, self, result):
+    """``result`` (a backend array) after checking that an in-place op may store it in
+    ``self``: the same shape (in-place ops cannot grow ``self``) and a dtype ``can_cast`` to
+    ``self.dtype``. Raises RuntimeError / DtypeError naming the way out; writes nothing."""
+    data = self._data
     if result.shape != data.shape:
         raise RuntimeError(f"{op}(): output with shape {list(data.shape)} doesn't match "
                            f"the broadcast shape {list(result.shape)}; in-place ops cannot "
                            f"grow 'self', use the out-of-place {op.rstrip('_')}()")
-    result = _castable_result(op, self, result,
-                              f"use the out-of-place {op.rstrip('_')}() or convert 'self' "
-                              f"first with .to(ember.{{src}})")
-    data[...] = result
-    self._bump_version()
-    return self
+    return _castable_result(op, self, result,
+                            f"use the out-of-place {op.rstrip('_')}() or convert 'self' "
+                            f"first with .to(ember.{{src}})")
+
+
+def composite_inplace(op: str, self, result):
+    """Store a composite op's differentiable ``result`` Tensor in ``self`` for its
+    generated in-place variant (``structured: inplace``) and return ``self``.
+
+    Checked as ``write_inplace`` first (nothing is written on error); then ``self.copy_``,
+    whose backward sends the gradient on to ``result``'s graph, which holds ``self``'s old
+    value: the same gradients as PyTorch's in-place op (and its leaf and saved-tensor
+    checks).
+    """
+    check_inplace_result(op, self, result._data)
+    return self.copy_(result)
 
 
 def _bind_tensor_class(cls):

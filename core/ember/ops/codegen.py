@@ -302,6 +302,8 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
     for a in tensors:
         if a.name in promoted or a is primary:
             continue
+        if nf.promote and nf.dispatch == "composite":
+            break  # no _T to compare with: the ops inside the composite check devices
         if a.name in nf.cross_device:  # moved before autograd sees it: grads flow back
             body.append(f"{a.name} = _to_device_of(_T, {a.name}, self)")
             continue
@@ -335,8 +337,9 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
         cname = nf.kernel_name
         cargs = ", ".join(a.name for a in schema.arguments)
         body.append(f"_res = _composite[{cname!r}]({cargs})")
-        if inplace:
-            body.append(f"return _write_inplace({op!r}, self, _res._data)")
+        if inplace:  # the composite recorded its graph: copy_ keeps it for autograd
+            body += [f"if _res._requires_grad: return _composite_inplace({op!r}, self, _res)",
+                     f"return _write_inplace({op!r}, self, _res._data)"]
         else:
             if with_out:
                 body.append(f"if out is not None: return _write_out({op!r}, out, _res._data)")

@@ -45,6 +45,7 @@ def namespace() -> dict:
         "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
         "_promote": _d.promote_operands, "_promote_list": _d.promote_list,
         "_write_out": _d.write_out, "_write_inplace": _d.write_inplace,
+        "_composite_inplace": _d.composite_inplace,
         "_check_writable": _d.check_writable,
         "_check_tensor": _d.check_tensor, "_check_optional_tensor": _d.check_optional_tensor,
         "_check_tensor_list": _d.check_tensor_list, "_check_int": _d.check_int,
