@@ -12,8 +12,9 @@ from .types import (Device, ScalarType, bfloat16, bool_, can_cast, float16, floa
 from .type_info import finfo, iinfo
 from .tensor import Size, Tensor
 from .factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy,
-                        full, full_like, linspace, ones, ones_like, rand, rand_like, randint,
-                        randint_like, randn, randn_like, tensor, zeros, zeros_like)
+                        full, full_like, linspace, logspace, ones, ones_like, rand, rand_like,
+                        randint, randint_like, randn, randn_like, randperm, tensor, zeros,
+                        zeros_like)
 from .random import Generator, manual_seed
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, \
     is_inference_mode_enabled, no_grad, set_grad_enabled
@@ -54,6 +55,12 @@ def is_tensor(obj) -> bool:  # noqa: D401
 _generated = _ops.install(globals(), Tensor)
 _install_operators(globals())
 del _generated
+from .functional import install as _install_fronts  # noqa: E402 - wraps generated ops
+_install_fronts(globals(), Tensor)
+from .sampling import install as _install_sampling  # noqa: E402 - wraps uniform_
+_install_sampling(Tensor)
+from .tensor_factories import install as _install_new  # noqa: E402 - Tensor.new_*
+_install_new(Tensor)
 
 from . import autograd  # noqa: E402 - needs the ops: its formulas are ember ops
 autograd._install()

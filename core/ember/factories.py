@@ -12,6 +12,7 @@ backend (a CuPy array) stays on its device unless ``device=`` says otherwise.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from . import dispatch as _d
@@ -21,8 +22,9 @@ from .random import backend_rng
 from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty",
-           "full", "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
-           "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"]
+           "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint",
+           "randperm", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+           "randn_like", "randint_like"]
 
 
 def _backend(device):
@@ -255,6 +257,27 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return _finish(arr, b, requires_grad)
 
 
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** e`` for exponents ``e`` evenly spaced from ``start`` to
+    ``end`` inclusive (``torch.logspace``): shape (steps,), the default dtype unless
+    ``dtype``. Computed in float64 and rounded once (truncated for integral dtypes, so
+    ``logspace(0, 1, 3, dtype=int64)`` is [1, 3, 10], as PyTorch). Raises ValueError for
+    negative ``steps``, TypeError for non-number bounds or base.
+    """
+    steps = _d.check_int(steps, "logspace", "steps", 3)
+    if steps < 0:
+        raise ValueError(f"logspace(): number of steps must be non-negative, got {steps}")
+    for n, v in (("start", start), ("end", end), ("base", base)):
+        if _t.scalar_kind(v) is None:
+            raise TypeError(f"logspace(): argument '{n}' must be a number, got "
+                            f"{type(v).__name__}")
+    b, index = _target(device)
+    with b.on_device(index):
+        arr = b.kernels["logspace"](start, end, steps, base, _dtype(dtype).numpy)
+    return _finish(arr, b, requires_grad)
+
+
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """The ``(n, m)`` identity matrix (``m`` defaults to ``n``)."""
@@ -303,6 +326,33 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
     return _random("randint", _size((size,), "randint"), generator, dtype or _t.int64,
                    device, requires_grad, low, high)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """A uniformly random permutation of ``0 .. n-1``, shape (n,), drawn from ``generator``
+    (the device's default generator, which ``ember.manual_seed`` seeds); int64 unless
+    ``dtype`` (any dtype but bool). Raises ValueError for n < 0, RuntimeError when ``dtype``
+    cannot hold n values (300 in uint8), NotImplementedError for bool (torch.randperm).
+    """
+    n = _d.check_int(n, "randperm", "n", 1)
+    if n < 0:
+        raise ValueError(f"randperm(): n must be non-negative, got {n}")
+    st = _dtype(dtype, _t.int64)
+    if st is _t.bool_:
+        raise NotImplementedError("randperm(): not implemented for bool (as PyTorch); use "
+                                  "int64 and convert")
+    # floats must hold every integer up to n exactly (PyTorch: n <= 2 ** digits)
+    limit = 2 ** (ml_dtypes.finfo(st.numpy).nmant + 1) if st.is_floating_point else \
+        np.iinfo(st.numpy).max + 1
+    if n > limit:
+        raise RuntimeError(f"randperm(): n = {n} is too large for {st} (at most {limit}); "
+                           f"pass a wider dtype (int64 holds any n)")
+    b, index = _target(device)
+    rng = backend_rng(generator, b)
+    with b.on_device(index):  # the generator draws from the current device's stream
+        arr = b.kernels["randperm"](n, st.numpy, rng)
+    return _finish(arr, b, requires_grad)
 
 
 def _like(fn, t: Tensor, dtype, device, requires_grad, *args, **kw) -> Tensor:

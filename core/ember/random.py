@@ -85,4 +85,8 @@ def backend_rng(generator, backend):
     g = generator if generator is not None else default_generator(backend.name)
     if not isinstance(g, Generator):
         raise TypeError(f"expected an ember.Generator, got {type(g).__name__}")
+    if g.device.type != backend.name:  # its one backend generator serves one device type
+        raise RuntimeError(f"expected a '{backend.name}' generator for a {backend.name} "
+                           f"tensor, but got a '{g.device.type}' one; make it with "
+                           f"ember.Generator('{backend.name}')")
     return g._backend_rng(backend)

@@ -2,10 +2,11 @@
 
 ``make_kernels(xp)`` returns the op-name -> kernel table a backend registers; the cpu
 plugin calls it with numpy, the cuda plugin with CuPy. The kernels live by concept in
-``backends/kernels/`` (pointwise, reduction, shape, indexing, linalg, factory, pooling,
-loss, and optim's fused optimizer updates); each module has ``kernels(xp) -> dict`` and may declare
-``UNSUPPORTED`` (op -> ScalarTypes that kernel must not serve, so the Type lookup reports
-them as missing rather than letting the array library fail with its own message).
+``backends/kernels/`` (pointwise, predicates, reduction, shape, indexing, data_dependent,
+linalg, matrix, factory, pooling, loss, and optim's fused optimizer updates); each module
+has ``kernels(xp) -> dict`` and may declare ``UNSUPPORTED`` (op -> ScalarTypes that kernel
+must not serve, so the Type lookup reports them as missing rather than letting the array
+library fail with its own message).
 
 Kernel contract: take backend arrays and plain Python values in schema order; return
 backend arrays (0-d arrays for scalars are fine, ``dispatch.wrap`` normalizes them) with
@@ -15,11 +16,16 @@ already wrapped to non-negative values.
 """
 from __future__ import annotations
 
-from .kernels import (copying, factory, indexing, linalg, loss, optim, pointwise,
-                      pointwise_binary, pooling, reduction, shape, softmax, sorting)
+from .kernels import (copying, data_dependent, factory, indexing, linalg, loss, matrix, optim,
+                      pointwise, pointwise_binary, pooling, predicates, reduction, shape,
+                      softmax, sorting)
+from .kernels import index_update, scan, special
+from .kernels import sampling
 
-MODULES = (factory, pointwise, pointwise_binary, reduction, softmax, sorting, shape, copying,
-           indexing, linalg, pooling, loss, optim)
+MODULES = (factory, pointwise, pointwise_binary, predicates, reduction, softmax, sorting, shape,
+           copying, indexing, data_dependent, linalg, matrix, pooling, loss, optim)
+MODULES += (special, scan, index_update)
+MODULES += (sampling,)
 
 
 def make_kernels(xp) -> dict:

@@ -6,9 +6,12 @@ through it without any extra code. Register one with ``@composite("name.overload
 """
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import ember as E
+
+from ..errors import DeviceMismatchError, DtypeError, ShapeError
 
 COMPOSITES: dict[str, Callable] = {}
 
@@ -84,3 +87,150 @@ def moveaxis(self, source, destination):
 @composite("zero_")
 def zero_(self):
     return self.fill_(0)
+
+
+# ---- matrices: diag_embed, diag, trace (over diagonal and diagonal_backward) -------------------
+
+@composite("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    from ember.dispatch import wrap_dim
+    if self.ndim == 0:
+        raise RuntimeError("diag_embed(): expected a tensor of at least 1 dim, got a 0-d one; "
+                           "reshape it to (1,) first")
+    given = (dim1, dim2)  # dims of the result, which has one more than self
+    dim1, dim2 = (wrap_dim(d, self.ndim + 1, "diag_embed") for d in given)
+    if dim1 == dim2:
+        raise RuntimeError(f"diag_embed(): diagonal dimensions cannot be identical "
+                           f"{given[0]}, {given[1]}; pass two different dims")
+    # the embedding is diagonal's gradient: zeros with self on the chosen diagonal
+    n = self.shape[-1] + abs(offset)
+    sizes = list(self.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        sizes.insert(d, n)
+    return E.diagonal_backward(self, sizes, offset, dim1, dim2)
+
+
+@composite("diag")
+def diag(self, diagonal=0):
+    if self.ndim == 1:
+        return E.diag_embed(self, diagonal, 0, 1)
+    if self.ndim == 2:
+        return self.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): supports 1-D or 2-D tensors, got {self.ndim}-D (shape "
+                       f"{list(self.shape)}); use diagonal() or diag_embed() for batches")
+
+
+@composite("trace")
+def trace(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"trace(): expected a matrix (2-D), got shape {list(self.shape)}; "
+                           f"use x.diagonal(dim1=-2, dim2=-1).sum(-1) for batches")
+    if self.dtype is E.bool_:
+        raise NotImplementedError("trace(): not implemented for bool (as PyTorch); convert "
+                                  "with .long() first")
+    return self.diagonal().sum()
+
+
+# ---- closeness ---------------------------------------------------------------------------------
+
+@composite("allclose")
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return E.isclose(self, other, rtol, atol, equal_nan).all().item()
+
+
+@composite("equal")
+def equal(self, other):
+    return tuple(self.shape) == tuple(other.shape) and E.eq(self, other).all().item()
+
+
+# ---- data-dependent sizes ----------------------------------------------------------------------
+
+@composite("argwhere")
+def argwhere(self):
+    return E.nonzero(self)
+
+
+def _interleave_input(self, dim):
+    """(self, dim) for repeat_interleave: flattened with dim 0 when dim is None."""
+    if dim is None:
+        return self.flatten(), 0
+    return (self.reshape(1) if self.ndim == 0 else self), dim
+
+
+@composite("repeat_interleave.self_int")
+def repeat_interleave_self_int(self, repeats, dim=None, output_size=None):
+    if repeats < 0:
+        raise RuntimeError(f"repeat_interleave(): repeats can not be negative, got {repeats}")
+    x, dim = _interleave_input(self, dim)
+    counts = E.full((x.shape[dim],), repeats, dtype=E.int64, device=x.device)
+    return x.index_select(dim, E.repeat_interleave(counts, output_size=output_size))
+
+
+@composite("repeat_interleave.self_Tensor")
+def repeat_interleave_self_tensor(self, repeats, dim=None, output_size=None):
+    x, dim = _interleave_input(self, dim)
+    n = x.shape[dim]
+    if repeats.ndim > 1:
+        raise RuntimeError(f"repeat_interleave(): repeats must be a 0-dim or 1-dim tensor, "
+                           f"got shape {list(repeats.shape)}")
+    if repeats.numel() == 1:  # one count for every entry, as PyTorch
+        repeats = repeats.reshape(1).expand(n)
+    elif repeats.shape[0] != n:
+        raise RuntimeError(f"repeat_interleave(): repeats must have the same size as input "
+                           f"along dim, but got repeats.size(0) = {repeats.shape[0]} and "
+                           f"input.size({dim}) = {n}")
+    return x.index_select(dim, E.repeat_interleave(repeats, output_size=output_size))
+
+
+# ---- views and repetition ----------------------------------------------------------------------
+
+@composite("broadcast_to")
+def broadcast_to(self, size):
+    return self.expand(size)
+
+
+@composite("tile")
+def tile(self, dims):
+    dims = tuple(dims)
+    return self.repeat((1,) * (self.ndim - len(dims)) + dims)
+
+
+@composite("meshgrid")
+def meshgrid(tensors, indexing=None):
+    if indexing is None:
+        warnings.warn("meshgrid(): in an upcoming release, it will be required to pass the "
+                      "indexing argument; pass indexing='ij' (the default now) or 'xy'",
+                      UserWarning, stacklevel=3)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid(): indexing must be 'ij' or 'xy', got {indexing!r}")
+    if not tensors:
+        raise ValueError("meshgrid(): expected a non-empty list of tensors")
+    first = tensors[0]
+    for i, t in enumerate(tensors):
+        if t.ndim > 1:
+            raise ShapeError(f"meshgrid(): expected 0-D or 1-D tensors, got shape "
+                             f"{list(t.shape)} for tensor {i}; flatten it first")
+        if t.dtype is not first.dtype:
+            raise DtypeError(f"meshgrid(): expected all tensors to have dtype {first.dtype}, "
+                             f"got {t.dtype} for tensor {i}; convert with .to()")
+        if t.device != first.device:
+            raise DeviceMismatchError(f"meshgrid(): expected all tensors on {first.device}, "
+                                      f"got {t.device} for tensor {i}; move it with .to()")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2  # Cartesian: the first two dims trade places
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    sizes = [t.numel() for t in ts]
+    grids = []
+    for i, t in enumerate(ts):
+        shape = [1] * len(ts)
+        shape[i] = -1
+        grids.append(t.reshape(shape).expand(sizes))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+# NOTE: last, once ``composite`` exists: these modules register their ops on import
+from . import composite_math, composite_select  # noqa: E402,F401

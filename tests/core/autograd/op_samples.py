@@ -139,6 +139,17 @@ def _with_infs(x):
     return E.where(_b([True, False, True, False]), x, infs)
 
 
+def _f(values):
+    return E.tensor(np.array(values, dtype=np.float64))
+
+
+def _with_nans(x):
+    """x with NaN at flat positions 1 and 4 (where() gives them zero gradient)."""
+    keep = np.ones(x.shape, dtype=bool).reshape(-1)
+    keep[[i for i in (1, 4) if i < keep.size]] = False
+    return E.where(E.tensor(keep.reshape(x.shape)), x, float("nan"))
+
+
 def _setitem(x, index, value):
     y = x * 1
     y[index] = value
@@ -224,6 +235,30 @@ add("where", "broadcast", lambda x, y: E.where(_b([[True], [False], [True]]), x,
     u(3, 4), u(4))
 add("where", "scalar_other", lambda x: E.where(_b([True, False, True, False]), x, 0.5),
     u(4))
+add("where", "method", lambda x, y: x.where(_b([[True], [False], [True]]), y), u(3, 4), u(4))
+# NaN-aware binaries and fused multiply-adds (kernels/special.py)
+add("xlogy", "broadcast", E.xlogy, u(3, 1), pos(4))
+add("xlogy", "zero_self", lambda y: E.xlogy(_f([0.0, 1.5, 0.0, -2.0]), y), pos(4))
+add("xlogy", "scalar_self", lambda y: E.xlogy(2, y), pos(2, 3))
+add("xlogy", "scalar_other", lambda x: x.xlogy(2.5), u(2, 3))
+add("xlogy", "inplace", lambda x, y: x.clone().xlogy_(y), u(4), pos(4))
+add("logaddexp", "broadcast", E.logaddexp, u(3, 1), u(4))
+add("logaddexp2", "broadcast", lambda x, y: x.logaddexp2(y), u(3, 1), u(4))
+add("copysign", "broadcast", E.copysign, nz(3, 1), nz(4))
+add("copysign", "scalar", lambda x: E.copysign(x, -1.0), nz(2, 3))
+add("copysign", "inplace", lambda x, y: x.clone().copysign_(y), nz(4), nz(4))
+add("fmax", "broadcast", E.fmax, distinct(3, 1), distinct(4, salt=1))
+add("fmax", "nan_other_picks_self", lambda x, y: E.fmax(x, _with_nans(y)), distinct(4),
+    distinct(4, salt=1))
+add("fmin", "broadcast", lambda x, y: x.fmin(y), distinct(3, 1), distinct(4, salt=1))
+add("fmin", "nan_other_scalar", lambda x: E.fmin(x, float("nan")), u(4))
+add("addcmul", "broadcast", lambda a, b, c: E.addcmul(a, b, c, value=0.5), u(3, 1), u(4),
+    u(3, 4))
+add("addcmul", "inplace", lambda a, b, c: a.clone().addcmul_(b, c, value=-2), u(2, 3), u(3),
+    u(2, 3))
+add("addcdiv", "broadcast", lambda a, b, c: E.addcdiv(a, b, c, value=1.5), u(3, 1), u(4),
+    nz(3, 4))
+add("addcdiv", "inplace", lambda a, b, c: a.clone().addcdiv_(b, c), u(2, 3), u(3), nz(2, 3))
 
 
 # ==== pointwise: unary =========================================================================
@@ -274,6 +309,27 @@ add("clamp_max", "inplace", lambda x, m: x.clone().clamp_max_(m), np.array([-1.0
 add("nan_to_num", "finite", E.nan_to_num, u(2, 3))
 add("nan_to_num", "with_inf", lambda x: E.nan_to_num(_with_infs(x), posinf=5.0), u(4))
 add("nan_to_num", "inplace", lambda x: x.clone().nan_to_num_(), u(4))
+# special functions (kernels/special.py)
+add("asinh", "2x3", E.asinh, u(2, 3))
+add("asinh", "inplace", lambda x: x.clone().asinh_(), u(4))
+add("acosh", "2x3", E.acosh, u(2, 3, lo=1.2, hi=3.0))
+add("acosh", "inplace", lambda x: x.clone().acosh_(), u(4, lo=1.2, hi=3.0))
+add("atanh", "2x3", lambda x: x.atanh(), u(2, 3, lo=-0.8, hi=0.8))
+add("atanh", "inplace", lambda x: x.clone().atanh_(), u(4, lo=-0.8, hi=0.8))
+add("erfc", "2x3", E.erfc, u(2, 3))
+add("erfc", "inplace", lambda x: x.clone().erfc_(), u(4))
+add("logit", "2x3", E.logit, u(2, 3, lo=0.1, hi=0.9))
+add("logit", "eps_clamps_ends", lambda x: x.logit(eps=0.2), np.array([0.05, 0.3, 0.6, 0.95]))
+add("logit", "inplace", lambda x: x.clone().logit_(), u(4, lo=0.1, hi=0.9))
+add("frac", "2x3", E.frac, noninteger(2, 3))
+add("frac", "inplace", lambda x: x.clone().frac_(), noninteger(4))
+# composites that record the ops they are made of
+add("pow", "square", E.square, u(2, 3))
+add("pow", "square_inplace", lambda x: x.clone().square_(), u(4))
+add("pow", "float_power_scalar_base", lambda x: E.float_power(2, x), u(2, 3))
+add("pow", "float_power_inplace", lambda x, y: x.clone().float_power_(y), pos(4), u(4))
+add("clamp", "clip", lambda x: E.clip(x, -0.1, 0.1), nz(2, 3))
+add("abs", "absolute", E.absolute, nz(2, 3))
 
 
 # ==== reductions ===============================================================================
@@ -340,6 +396,26 @@ add("softmax", "dim_-1", lambda x: E.softmax(x, -1), u(3, 4))
 add("softmax", "dim_0", lambda x: x.softmax(0), X234)
 add("log_softmax", "dim_1", lambda x: E.log_softmax(x, 1), u(3, 4))
 add("log_softmax", "dim_-3", lambda x: x.log_softmax(-3), X234)
+# NaN-skipping sums and running extrema (kernels/scan.py), and composites over them and sort
+add("nansum", "all", E.nansum, u(2, 3))
+add("nansum", "dim_1_with_nan", lambda x: E.nansum(_with_nans(x), 1), u(3, 4))
+add("nansum", "dims_0_-1_keepdim", lambda x: x.nansum((0, -1), keepdim=True), X234)
+add("nansum", "nanmean", lambda x: E.nanmean(_with_nans(x), 0), u(3, 4))
+add("cummax", "dim_1", lambda x: E.cummax(x, 1), distinct(3, 4))
+add("cummax", "dim_0_values", lambda x: x.cummax(0).values, distinct(3, 4))
+add("cummin", "dim_-1", lambda x: E.cummin(x, -1)[0], distinct(2, 3, 2))
+add("std", "std_mean", lambda x: E.std_mean(x, 1), u(3, 4))
+add("sort", "median_dim", lambda x: E.median(x, 1)[0], distinct(3, 4))
+add("sort", "median_all", E.median, distinct(3, 4))
+add("sort", "nanmedian_dim_with_nan", lambda x: E.nanmedian(_with_nans(x), 1).values,
+    distinct(3, 4))
+add("sort", "kthvalue", lambda x: E.kthvalue(x, 2, 0)[0], distinct(3, 4))
+add("sort", "quantile_linear_dim_1", lambda x: E.quantile(x, _f([0.3, 0.5]), 1), distinct(3, 4))
+add("sort", "quantile_midpoint_all", lambda x: x.quantile(0.4, interpolation="midpoint"),
+    distinct(3, 4))
+add("sort", "nanquantile_nearest", lambda x: E.nanquantile(_with_nans(x), 0.6, 0,
+                                                           interpolation="nearest"),
+    distinct(3, 4))
 
 # ==== sorting and selection ====================================================================
 add("sort", "dim_-1", lambda x: E.sort(x), distinct(3, 4))
@@ -405,6 +481,61 @@ add("fill_", "zero_", lambda x: _on_view(x, lambda v: v.zero_()) * x, u(3, 2))
 add("copy_", "broadcast_src", lambda x, y: (x * 1).copy_(y), u(2, 3), u(3))
 add("copy_", "into_view", lambda x, y: _on_view(x, lambda v: v.copy_(y)), u(3, 2), u(2))
 
+
+def _seeded():
+    """A fresh generator at a fixed seed: the sampling samples below draw the same values
+    on every gradcheck evaluation, so only their (zero) formulas are checked."""
+    return E.Generator().manual_seed(0)
+
+
+# Random draws do not depend on the inputs' values (PyTorch's zero formulas): the inputs
+# enter through ``x * 0`` where the draw would otherwise move with them (normal's mean).
+add("normal_", "whole", lambda x: (x * 2).normal_(1.0, 2.0, generator=_seeded()), u(2, 3))
+add("uniform_", "on_view", lambda x: _on_view(x, lambda v: v.uniform_(-1, 1,
+                                                                      generator=_seeded())),
+    u(3, 2))
+add("bernoulli_.float", "whole", lambda x: (x * 2).bernoulli_(0.3, generator=_seeded()), u(4))
+add("bernoulli_.Tensor", "broadcast_p",
+    lambda x, p: (x * 2).bernoulli_(p * 0 + 0.5, generator=_seeded()), u(2, 3), u(3))
+add("exponential_", "whole", lambda x: (x * 2).exponential_(2.0, generator=_seeded()), u(4))
+add("geometric_", "whole", lambda x: (x * 2).geometric_(0.4, generator=_seeded()), u(4))
+add("log_normal_", "whole", lambda x: (x * 2).log_normal_(0.0, 0.5, generator=_seeded()), u(4))
+add("cauchy_", "whole", lambda x: (x * 2).cauchy_(generator=_seeded()), u(4))
+add("random_.from", "2_9", lambda x: (x * 2).random_(2, 9, generator=_seeded()), u(4))
+add("random_.to", "7", lambda x: (x * 2).random_(7, generator=_seeded()), u(4))
+add("random_", "default", lambda x: (x * 2).random_(generator=_seeded()), u(4))
+add("bernoulli", "p_self", lambda x: E.bernoulli(x * 0 + 0.5, generator=_seeded()), u(2, 3))
+add("bernoulli.p", "method", lambda x: x.bernoulli(0.5, generator=_seeded()), u(2, 3))
+add("normal.Tensor_Tensor", "broadcast",
+    lambda m, s: E.normal(m * 0, s * 0 + 1, generator=_seeded()), u(2, 1), u(3))
+add("normal.Tensor_float", "std_2", lambda m: E.normal(m * 0, 2.0, generator=_seeded()), u(3))
+add("normal.float_Tensor", "mean_1", lambda s: E.normal(1.0, s * 0 + 1, generator=_seeded()),
+    u(3))
+add("poisson", "rate_3", lambda x: E.poisson(x * 0 + 3, generator=_seeded()), u(2, 2))
+# composites: broadcast_to, tile and meshgrid record expand/repeat; repeat_interleave
+# records index_select (in indexing_linalg below)
+add("expand", "broadcast_to", lambda x: E.broadcast_to(x, (2, 3, 4)), u(3, 1))
+add("expand", "meshgrid_xy", lambda x, y: E.meshgrid(x, y, indexing="xy"), u(3), u(2))
+add("repeat", "tile_fewer_dims", lambda x: E.tile(x, (2,)), u(2, 3))
+add("repeat", "tile_more_dims", lambda x: x.tile((2, 1, 2)), u(2, 3))
+
+# ==== matrices: triangles and diagonals ========================================================
+add("tril", "diagonal_-1", lambda x: E.tril(x, -1), u(3, 4))
+add("tril", "batched_diagonal_1", lambda x: x.tril(1), u(2, 2, 3))
+add("tril", "inplace", lambda x: x.clone().tril_(), u(3, 3))
+add("triu", "diagonal_1", lambda x: E.triu(x, 1), u(3, 4))
+add("triu", "batched_diagonal_-1", lambda x: x.triu(-1), u(2, 3, 2))
+add("triu", "inplace", lambda x: x.clone().triu_(-1), u(3, 3))
+add("diagonal", "offset_1", lambda x: E.diagonal(x, 1), u(3, 4))
+add("diagonal", "dims_-1_0_offset_-1", lambda x: x.diagonal(-1, -1, 0), u(2, 3, 2))
+add("diagonal", "diag_2d", lambda x: E.diag(x, -1), u(3, 4))
+add("diagonal", "trace", E.trace, u(3, 4))
+add("diagonal", "fill_on_view", lambda x: _on_view(x, lambda v: v.diagonal().fill_(0.5)),
+    u(4, 3))
+add("diagonal_backward", "direct", lambda g: E.diagonal_backward(g, (3, 4), 1, 0, 1), u(3))
+add("diagonal_backward", "diag_embed_offset_1", lambda x: E.diag_embed(x, 1), u(2, 3))
+add("diagonal_backward", "diag_1d", lambda x: E.diag(x, -1), u(3))
+
 # ==== indexing =================================================================================
 section("indexing_linalg")
 add("masked_fill", "broadcast_mask", lambda x: E.masked_fill(x, _b([True, False, True]), 0.5),
@@ -414,6 +545,10 @@ add("masked_fill", "inplace", lambda x: x.clone().masked_fill_(_b([[False], [Tru
 add("index_select", "dim_0_repeated", lambda x: E.index_select(x, 0, _i([2, 0, 2])),
     u(3, 4))
 add("index_select", "dim_-1", lambda x: x.index_select(-1, _i([1, 0, 1])), X234)
+add("index_select", "repeat_interleave_int", lambda x: E.repeat_interleave(x, 2, dim=1),
+    u(2, 3))
+add("index_select", "repeat_interleave_tensor_flat",
+    lambda x: x.repeat_interleave(_i([1, 0, 2, 1])), u(2, 2))
 add("gather", "dim_1_repeated", lambda x: E.gather(x, 1, _i([[0, 0, 2], [1, 3, 1]])),
     u(2, 4))
 add("gather", "dim_0", lambda x: x.gather(0, _i([[2, 0], [1, 2]])), u(3, 2))
@@ -438,6 +573,17 @@ add("take_along_dim", "broadcast_self", lambda x: E.take_along_dim(x, _i([[0, 2]
     u(1, 3))
 add("take_along_dim", "negative_dim_1", lambda x: x.take_along_dim(_i([[-1, 0], [2, -3]]), 1),
     u(2, 3))
+add("index_add", "dim_0_repeated", lambda x, s: E.index_add(x, 0, _i([2, 0, 2]), s, alpha=1.5),
+    u(3, 2), u(3, 2))
+add("index_add", "dim_-1", lambda x, s: x.index_add(-1, _i([1]), s), u(2, 3), u(2, 1))
+add("index_add", "inplace", lambda x, s: x.clone().index_add_(1, _i([0, 2]), s), u(2, 3),
+    u(2, 2))
+add("index_fill", "dim_1_negative", lambda x: E.index_fill(x, 1, _i([0, -1]), 2.5), u(2, 3))
+add("index_fill", "inplace", lambda x: x.clone().index_fill_(0, _i([1]), -1.0), u(3, 2))
+add("index", "masked_select_broadcast", lambda x: E.masked_select(x, _b([True, False, True])),
+    u(2, 3))
+add("flip", "rot90", lambda x: E.rot90(x, 1, [1, 0]), u(2, 3))
+add("sub", "diff_n2_prepend", lambda x, p: E.diff(x, 2, 0, prepend=p), u(3, 2), u(1, 2))
 
 # ==== linear algebra ===========================================================================
 add("matmul", "2d_2d", E.matmul, u(2, 3), u(3, 2))

@@ -88,6 +88,34 @@ case("clamp", "int", lambda x: E.clamp(x, -1, 2), gen((3, 4), I32))
 case("clamp", "half", lambda x: E.clamp(x, -1.5, 0.5), gen((3, 4), F16))
 case("clamp_min", "int_tensor", E.clamp_min, gen((3, 4), I32), gen((4,), I32))
 case("clamp_max", "float_specials", lambda x: E.clamp_max(x, 1.0), special(F32))
+# special functions, NaN-aware binaries, fused multiply-adds (kernels/special.py)
+for _op, (_lo, _hi) in {"asinh": (-3, 3), "acosh": (1, 5), "atanh": (-0.9, 0.9),
+                        "erfc": (-3, 5), "logit": (0.05, 0.95)}.items():
+    for _dt in (F16, BF16, F32, I32):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, _lo, _hi))
+case("logit", "eps", lambda x: E.logit(x, eps=0.25), gen((8,), F32, 0, 1))
+for _dt in (F16, BF16, F32):
+    case("frac", _dt.name, E.frac, gen((3, 4), _dt))
+    case("copysign", _dt.name, E.copysign, gen((3, 4), _dt), special(_dt)[:4])
+    case("xlogy", _dt.name, E.xlogy, gen((3, 4), _dt, 0, 2), gen((4,), _dt, 0, 3, salt=1))
+    for _op in ("logaddexp", "logaddexp2"):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, -20, 20),
+             gen((4,), _dt, -20, 20, salt=1))
+    case("addcdiv", _dt.name, lambda a, b, c: E.addcdiv(a, b, c, value=-0.5), gen((3, 4), _dt),
+         gen((4,), _dt), gen((3, 1), _dt, 1, 3))
+case("frac", "specials", E.frac, special(F32))
+case("xlogy", "specials", lambda y: E.xlogy(E.zeros_like(y), y), special(F32))
+for _dt in (B, U8, I8, I32, F16, BF16, F32):
+    case("signbit", _dt.name, E.signbit, gen((3, 4), _dt))
+for _dt in (B, U8, I32, F16, BF16, F32):
+    for _op in ("fmax", "fmin"):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt), gen((4,), _dt, salt=1))
+for _dt in (U8, I32, I64, F16, BF16, F32):
+    case("addcmul", _dt.name, lambda a, b, c: E.addcmul(a, b, c, value=2), gen((3, 4), _dt, 0, 3),
+         gen((4,), _dt, 0, 3), gen((3, 1), _dt, 0, 3))
+case("signbit", "specials", E.signbit, special(F32))
+for _op in ("fmax", "fmin"):
+    case(_op, "specials", getattr(E, _op), special(F32), special(F32)[::-1].copy())
 
 BINARY = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
           "pow", "atan2", "maximum", "minimum")
@@ -181,6 +209,14 @@ for _dt in (F16, BF16, F32, I32, B):
 case("sort", "nan", lambda x: (E.sort(x), E.sort(x, descending=True)), special(F32))
 case("topk", "nan", lambda x: E.topk(x, 4), special(F32))
 case("one_hot", "int64", lambda x: (E.one_hot(x), E.one_hot(x, 7)), gen((3, 4), I64, 0, 5))
+for _dt in (B, U8, I32, F16, BF16, F32):
+    case("nansum", _dt.name, lambda x: (E.nansum(x), E.nansum(x, (0, 2), keepdim=True)),
+         gen((3, 4, 5), _dt))
+    case("cummax", _dt.name, lambda x: (E.cummax(x, 1), E.cummax(x, 0)), gen((3, 5), _dt, -2, 2))
+    case("cummin", _dt.name, lambda x: E.cummin(x, -1), gen((3, 5), _dt, -2, 2))
+case("nansum", "specials", lambda x: E.nansum(x[x.abs() != float("inf")]), special(F32))
+for _op in ("cummax", "cummin"):
+    case(_op, "nan_ties", lambda x, o=_op: getattr(E, o)(x, 0), special(F32))
 
 # ---- shape, copies, indexing, linear algebra, nn kernels
 _x = gen((2, 3, 4), I32)
@@ -205,6 +241,11 @@ for _dt in (I64, I8, B, F16, BF16, F32):
 case("index_put_", "mask_value", lambda x, m: _set(x, m, 9), gen((3, 4), I32), gen((3, 4), B))
 case("index_select", "int32_index", lambda x: E.index_select(x, 2, E.tensor([3, 0, 3],
                                                                           dtype=E.int32)), _x)
+for _dt in (B, U8, I64, F16, BF16, F32):
+    case("index_add", _dt.name, lambda x, s: E.index_add(x, 1, E.tensor([2, 0, 2]), s, alpha=2),
+         gen((2, 3), _dt, 0, 3), gen((2, 3), _dt, 0, 3, salt=1))
+    case("index_fill", _dt.name, lambda x: E.index_fill(x, 0, E.tensor([-1], dtype=E.int32), 1),
+         gen((2, 3), _dt, 0, 3))
 case("gather", "int", lambda x: E.gather(x, 0, E.tensor([[1, 0, 1], [0, 0, 1]])),
      gen((2, 3), I64))
 case("scatter", "bool", lambda x, s: E.scatter(x, 1, E.tensor([[2, 0], [1, 2]]), s),
@@ -258,10 +299,56 @@ case("full", "int", lambda: E.full((2, 3), 7, dtype=E.int32))
 case("arange", "float", lambda: (E.arange(0, 1, 0.1), E.arange(5, dtype=E.uint8)))
 case("linspace", "half", lambda: E.linspace(-1, 1, 7, dtype=E.float16))
 case("eye", "bool", lambda: E.eye(3, 4, dtype=E.bool_))
+case("logspace", "int_and_half", lambda: (E.logspace(0, 1, 3, dtype=E.int64),
+                                          E.logspace(-2, 2, 5, base=2.0, dtype=E.float16)))
+# a permutation's sorted values do not depend on the device's random stream
+case("randperm", "sorted", lambda: (E.randperm(50).sort()[0], E.randperm(7, dtype=E.int32)
+                                    .sort()[0], E.randperm(0)))
+
+# ---- matrices, special values, data-dependent sizes
+for _dt in (B, U8, I32, F16, BF16, F32):
+    case("tril", _dt.name, lambda x: (E.tril(x), E.tril(x, -1), x.clone().tril_(2)),
+         gen((2, 3, 4), _dt))
+    case("triu", _dt.name, lambda x: (E.triu(x, 1), E.triu(x.transpose(-1, -2), -2)),
+         gen((2, 3, 4), _dt))
+    case("diagonal", _dt.name, lambda x: (E.diagonal(x, 1, 0, 2).clone(), E.diag(x[0], -1)),
+         gen((3, 2, 4), _dt))
+    case("diagonal_backward", _dt.name, lambda x: (E.diag_embed(x, -1), E.diag(x[0])),
+         gen((2, 3), _dt))
+    case("nonzero", _dt.name, lambda x: (E.nonzero(x), E.argwhere(x[0, 0]), x[0, 0, 0].nonzero()),
+         gen((2, 3, 4), _dt, -1, 1))
+    case("count_nonzero", _dt.name, lambda x: (E.count_nonzero(x), E.count_nonzero(x, (0, 2))),
+         gen((2, 3, 4), _dt, -1, 1))
+    case("_unique2", _dt.name, lambda x: E.unique(x, return_inverse=True, return_counts=True),
+         gen((3, 5), _dt, -2, 2))
+    case("unique_dim", _dt.name, lambda x: E.unique(x, dim=1, return_inverse=True,
+                                                    return_counts=True), gen((2, 6), _dt, 0, 1))
+    case("unique_consecutive", _dt.name, lambda x: (
+        E.unique_consecutive(x, return_inverse=True, return_counts=True),
+        E.unique_consecutive(x, return_counts=True, dim=0)), gen((6, 2), _dt, 0, 1))
+for _op in ("isnan", "isinf", "isfinite", "isposinf", "isneginf"):
+    for _dt in (F16, BF16, F32, I32, B):
+        case(_op, _dt.name, getattr(E, _op), special(_dt) if _dt.is_floating_point else
+             gen((5,), _dt))
+for _dt in (F16, BF16, F32, I8, B):
+    case("isclose", _dt.name, lambda x, y: (E.isclose(x, y, atol=0.5), E.isclose(
+        x, y, rtol=0.1, atol=0, equal_nan=True)), special(_dt) if _dt.is_floating_point else
+        gen((11,), _dt), (special(_dt)[::-1] if _dt.is_floating_point else
+                          gen((11,), _dt, salt=1)).copy())
+case("_unique2", "nan", lambda x: E.unique(x, return_inverse=True), special(F32))
+for _dt in (I32, I64):
+    case("repeat_interleave.Tensor", _dt.name, lambda r: (
+        E.repeat_interleave(r), E.repeat_interleave(E.arange(4.0), r, output_size=int(r.sum()))),
+        gen((4,), _dt, 0, 3))
 for _dt in (F32, E.float64):
     case("_fused_adam_", _dt.name, lambda p, g: _adam_steps(p, g), gen((3, 4), _dt),
          gen((3, 4), _dt, salt=1))
 RANDOM = ("rand", "randn", "randint")  # statistics, in test_random_factories
+# the sampling kernels (backends/kernels/sampling.py): statistics in test_rng_sampling.py
+RANDOM += ("normal_", "uniform_", "bernoulli_.float", "bernoulli_.Tensor", "exponential_",
+           "geometric_", "log_normal_", "cauchy_", "random_.from", "random_.to", "random_",
+           "bernoulli", "bernoulli.p", "normal.Tensor_Tensor", "normal.Tensor_float",
+           "normal.float_Tensor", "poisson", "multinomial")
 
 
 def _adam_steps(p, g):

@@ -36,4 +36,7 @@ from ._shape import (cat_backward, expand_backward, narrow_backward, permute_bac
 from ._indexing import (gather_backward, index_backward, index_put_self_backward,
                         index_put_values_backward, index_select_backward,
                         take_along_dim_backward)
+from ._pointwise import (copysign_backward_self, fmax_fmin_backward, logit_backward,
+                         xlogy_backward_self)
+from ._reduction import cummaxmin_backward, nansum_backward
 from ._linalg import einsum_backward, matmul_backward_other, matmul_backward_self

@@ -96,3 +96,35 @@ def atan2_backward(grad, self, other):
     zero = denom == 0
     scale = grad / E.where(zero, 1.0, denom)
     return E.where(zero, 0.0, scale * other), E.where(zero, 0.0, -scale * self)
+
+
+def logit_backward(grad, self, eps):
+    """``logit``: ``1 / (x (1 - x))``; with ``eps``, 0 outside [eps, 1 - eps] (where the
+    forward clamped), without it NaN outside [0, 1], as PyTorch's logit_backward."""
+    g = grad / (self * (1 - self))
+    if eps is None:
+        return E.where((self < 0) | (self > 1), math.nan, g)
+    return E.where((self < eps) | (self > 1 - eps), 0.0, g)
+
+
+def xlogy_backward_self(grad, self, other):
+    """``xlogy`` w.r.t. ``self``: ``log(other)``, 0 where ``self == 0`` unless ``other`` is
+    NaN (PyTorch's ``grad * xlogy(self != 0, other)``)."""
+    return grad * E.xlogy((self != 0).to(grad.dtype), other)
+
+
+def copysign_backward_self(grad, self, result):
+    """``copysign`` w.r.t. ``self``: ``sign(result) * sign(self)``, 0 at ``self == 0``."""
+    return E.where(self == 0, 0.0, grad * result / self)
+
+
+def fmax_fmin_backward(grad, self, other, is_max):
+    """``fmax``/``fmin``: the whole gradient to the operand the result came from; ties and
+    a NaN ``other`` go to ``self``, as PyTorch."""
+    picked = self >= other if is_max else self <= other
+    if not isinstance(other, E.Tensor):
+        if other != other:  # noqa: PLR0124 - a NaN number: self is always the result
+            return grad, None
+        return E.where(picked, grad, 0.0), None
+    picked = picked | (other != other)  # noqa: PLR0124
+    return E.where(picked, grad, 0.0), E.where(picked, 0.0, grad)

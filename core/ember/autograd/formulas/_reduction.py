@@ -164,3 +164,17 @@ def softmax_backward(grad, result, dim):
 def log_softmax_backward(grad, result, dim):
     """``log_softmax``: ``g - exp(y) * sum(g)`` over ``dim``."""
     return grad - result.exp() * grad.sum(dim, keepdim=True)
+
+
+def nansum_backward(grad, self, dim, keepdim):
+    """``nansum``: ``sum_backward`` where ``self`` is not NaN, 0 at the NaNs."""
+    return sum_backward(grad, self.shape, dim, keepdim) * (self == self)  # noqa: PLR0124
+
+
+def cummaxmin_backward(grad, self, indices, dim):
+    """``cummax``/``cummin``: each gradient added to the element its running extremum came
+    from (PyTorch's cummaxmin_backward)."""
+    if self.ndim == 0:
+        return grad
+    return E.zeros(self.shape, dtype=grad.dtype, device=grad.device).scatter_add(dim, indices,
+                                                                                  grad)

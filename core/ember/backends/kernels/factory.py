@@ -31,5 +31,13 @@ def kernels(xp) -> dict:
     def randint(low, high, size, dtype, rng):
         return rng.integers(low, high, size=size).astype(dtype, copy=False)
 
+    def logspace(start, end, steps, base, dtype):
+        # float64 exponents and powers, rounded (or truncated, for integers) once at the end
+        return xp.power(float(base), xp.linspace(start, end, steps)).astype(dtype, copy=False)
+
+    def randperm(n, dtype, rng):
+        return rng.permutation(n).astype(dtype, copy=False)
+
     return {"empty": empty, "full": full, "arange": arange, "linspace": linspace, "eye": eye,
-            "rand": rand, "randn": randn, "randint": randint}
+            "rand": rand, "randn": randn, "randint": randint, "logspace": logspace,
+            "randperm": randperm}

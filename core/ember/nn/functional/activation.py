@@ -1,9 +1,12 @@
 """Activation functions with PyTorch's signatures (``torch.nn.functional``).
 
 relu, gelu, silu, sigmoid, tanh, softmax and log_softmax are native ops with kernels and
-derivatives; leaky_relu, elu, hardtanh and relu6 are composite ops
-(``native_functions.yaml``, section ``nn: activations``) built from ``where``, ``expm1``
-and comparisons, so autograd differentiates them to any order.
+derivatives; leaky_relu, elu, selu, celu, hardtanh, relu6, threshold, prelu, hardswish,
+hardsigmoid, softshrink and hardshrink are composite ops (``native_functions.yaml``,
+section ``nn: activations``) built from ``where``, ``expm1`` and comparisons, so autograd
+differentiates them to any order. Each takes the branch PyTorch's backward takes at its
+kinks (e.g. hardswish's gradient is 0 at -3, hardsigmoid's 0 at +-3). The smooth
+activations (softplus, mish, logsigmoid, ...) are in ``activation_smooth``.
 
 ``inplace=True`` writes the result into ``input`` through an in-place ember op (``relu_``,
 or ``copy_`` of the out-of-place result) and returns ``input``, so autograd's version
@@ -16,10 +19,13 @@ implicit-dim fallback is deprecated there); leaving it out raises TypeError.
 from __future__ import annotations
 
 import ember as E
+from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 
 __all__ = ["relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
-           "tanh", "sigmoid", "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax"]
+           "tanh", "sigmoid", "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax",
+           "selu", "selu_", "celu", "celu_", "threshold", "threshold_", "prelu", "hardswish",
+           "hardsigmoid", "softshrink", "hardshrink"]
 
 
 def _check_floating(op: str, x) -> None:
@@ -62,6 +68,92 @@ def _hardtanh(self, min_val, max_val):
 @composite("relu6")
 def _relu6(self):
     return _hardtanh(self, 0, 6)
+
+
+# Self-normalizing constants (Klambauer et al., 2017), as in PyTorch's selu.
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@composite("selu")
+def _selu(self):
+    _check_floating("selu", self)
+    return _elu(self, _SELU_ALPHA) * _SELU_SCALE
+
+
+@composite("celu")
+def _celu(self, alpha):
+    _check_floating("celu", self)
+    if alpha == 0:
+        raise ValueError("celu: alpha cannot be 0 (the negative part is alpha * (exp(x / "
+                         "alpha) - 1)); pass a non-zero alpha, e.g. 1.0")
+    # NOTE: expm1 sees min(x, 0) for the reason given in _elu.
+    return E.where(self > 0, self, E.expm1(E.clamp_max(self, 0) / alpha) * alpha)
+
+
+@composite("threshold")
+def _threshold(self, threshold, value):
+    if self.dtype is E.bool_:
+        raise NotImplementedError("threshold: bool inputs are not supported; convert them "
+                                  "first, e.g. x.float()")
+    # x <= threshold, not x > threshold: NaN stays NaN, as in PyTorch; masked_fill casts
+    # value to self's dtype (integral inputs stay integral).
+    return self.masked_fill(self <= threshold, value)
+
+
+@composite("prelu")
+def _prelu(self, weight):
+    _check_floating("prelu", self)
+    if weight.dtype is not self.dtype:
+        raise DtypeError(f"prelu: expected weight of input's dtype {self.dtype}, got "
+                         f"{weight.dtype}; convert it, e.g. weight.to(input.dtype)")
+    if weight.ndim > 1:
+        raise ShapeError(f"prelu: expected weight to be a scalar or 1-D tensor, got "
+                         f"{weight.ndim}-D of shape {tuple(weight.shape)}")
+    channels = self.shape[1] if self.ndim >= 2 else 1
+    n = weight.numel()
+    if n == 1:
+        w = weight.reshape(())
+    elif n == channels:
+        w = weight.view([channels] + [1] * (self.ndim - 2))
+    else:
+        raise ShapeError(f"prelu: expected weight of 1 element or one per channel "
+                         f"(input.shape[1] = {channels} for input of shape "
+                         f"{tuple(self.shape)}), got {n} elements")
+    return E.where(self > 0, self, self * w)
+
+
+@composite("hardswish")
+def _hardswish(self):
+    _check_floating("hardswish", self)
+    return E.where(self <= -3, 0.0, E.where(self < 3, self * (self + 3) / 6, self))
+
+
+@composite("hardsigmoid")
+def _hardsigmoid(self):
+    _check_floating("hardsigmoid", self)
+    return E.where(self <= -3, 0.0, E.where(self >= 3, 1.0, self / 6 + 0.5))
+
+
+def _check_lambd(op: str, lambd) -> None:
+    if lambd < 0:
+        raise ValueError(f"{op}: lambd must be >= 0, got {lambd}")
+
+
+@composite("softshrink")
+def _softshrink(self, lambd):
+    _check_floating("softshrink", self)
+    _check_lambd("softshrink", lambd)
+    # x - lambd * sign(x) outside the band: sign keeps NaN NaN and has gradient 0
+    inside = (self >= -lambd) & (self <= lambd)
+    return E.where(inside, 0.0, self - E.sign(self) * lambd)
+
+
+@composite("hardshrink")
+def _hardshrink(self, lambd):
+    _check_floating("hardshrink", self)
+    # NOTE: no check of lambd: PyTorch's hardshrink with lambd < 0 is the identity.
+    return E.where((self >= -lambd) & (self <= lambd), 0.0, self)
 
 
 def _write(input, op, *args):
@@ -200,3 +292,101 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """
     _need_dim("log_softmax", dim)
     return E.log_softmax(input, dim, dtype)
+
+
+def selu(input, inplace=False):
+    """scale * elu(input, alpha) with PyTorch's constants alpha = 1.6733, scale = 1.0507;
+    same shape, floating dtypes.
+
+    Raises NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.selu (Klambauer et al., 2017).
+    """
+    if inplace:
+        return _write(input, E.selu)
+    return E.selu(input)
+
+
+def selu_(input):
+    """selu(input, inplace=True) (torch.nn.functional.selu_)."""
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); same shape, floating dtypes.
+
+    Raises ValueError for alpha == 0, NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.celu (Barron, 2017).
+    """
+    if inplace:
+        return _write(input, E.celu, alpha)
+    return E.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    """celu(input, alpha, inplace=True) (torch.nn.functional.celu_)."""
+    return celu(input, alpha, inplace=True)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """input where input > threshold, else value; same shape and dtype (value is cast to
+    it, so integral inputs stay integral; NaN stays NaN).
+
+    Raises NotImplementedError for bool inputs. Reference: torch.nn.functional.threshold.
+    """
+    if inplace:
+        return _write(input, E.threshold, threshold, value)
+    return E.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """threshold(input, threshold, value, inplace=True) (torch.nn.functional.threshold_)."""
+    return _write(input, E.threshold, threshold, value)
+
+
+def prelu(input, weight):
+    """input where input > 0, else weight * input, with a learned slope per channel.
+
+    input: (N, C, *) or any shape with a 1-element weight; weight: 1 element (0-d or (1,))
+    or (C,), C = input.shape[1] (1 for inputs of rank < 2); same floating dtype as input.
+    Raises ShapeError for another weight shape, DtypeError for a weight of another dtype,
+    NotImplementedError for integral inputs. Reference: torch.nn.functional.prelu (He et
+    al., 2015).
+    """
+    return E.prelu(input, weight)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6; same shape, floating dtypes. Gradient 0 for x <= -3,
+    x / 3 + 1/2 for -3 < x < 3, 1 for x >= 3 (PyTorch's).
+
+    Raises NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.hardswish (Howard et al., MobileNetV3, 2019).
+    """
+    if inplace:
+        return _write(input, E.hardswish)
+    return E.hardswish(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6; same shape, floating dtypes; gradient 1/6 strictly inside
+    (-3, 3), else 0. Raises NotImplementedError for integral or bool inputs.
+    Reference: torch.nn.functional.hardsigmoid.
+    """
+    if inplace:
+        return _write(input, E.hardsigmoid)
+    return E.hardsigmoid(input)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd for x > lambd, x + lambd for x < -lambd, else 0; same shape, floating
+    dtypes. Raises ValueError for lambd < 0, NotImplementedError for integral inputs.
+    Reference: torch.nn.functional.softshrink.
+    """
+    return E.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0; same shape, floating dtypes. Raises
+    NotImplementedError for integral inputs. Reference: torch.nn.functional.hardshrink.
+    """
+    return E.hardshrink(input, lambd)

@@ -13,6 +13,10 @@ differentiates them to any order:
 * ``adaptive_avg_pool2d`` pools each spatial dim on its own: a reshape and mean when the
   output size divides the input size, else a product with an (out, in) averaging matrix
   whose row i holds 1 / len on input cells floor(i n / out) .. ceil((i + 1) n / out).
+* ``adaptive_max_pool2d`` gathers every window (index_select per dim, each window padded
+  to the longest by repeating its last cell) and takes one max over the window axis; the
+  flat indices come from a host-built table of window positions.
+* ``lp_pool1d/2d`` are PyTorch's Python functions over average pooling.
 
 Argument normalization is PyTorch's: ``stride=None`` means ``kernel_size``, an int means
 the same value for each spatial dim, and ``None`` in adaptive ``output_size`` keeps that
@@ -20,12 +24,17 @@ dim's input size.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
+import numpy as np
+
 import ember as E
 from ember.backends.kernels.pooling import pair, pool2d_geometry
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d"]
 
 
 def _check_floating(op: str, x) -> None:
@@ -273,3 +282,137 @@ def adaptive_avg_pool2d(input, output_size):
     elif output_size is None:
         output_size = tuple(input.shape[-2:])
     return E.adaptive_avg_pool2d(input, output_size)
+
+
+# --- adaptive max pooling ------------------------------------------------------------------
+
+# NOTE: a namedtuple result (as the generated wrappers of kernels give) lets the tracer
+# record the composite as one node with two outputs
+_RESULT = {n: namedtuple(n, ["output", "indices"], module="ember.return_types")
+           for n in ("adaptive_max_pool2d", "adaptive_max_pool1d")}
+
+def _adaptive_windows(n: int, n_out: int) -> np.ndarray:
+    """(n_out, k) source cells of the adaptive windows of a dim of size n, each padded to the
+    longest window k by repeating its last cell (which changes neither the max nor the
+    first position of it)."""
+    bounds = [(i * n // n_out, -(-(i + 1) * n // n_out)) for i in range(n_out)]
+    k = max(e - s for s, e in bounds)
+    return np.array([[s + min(t, e - s - 1) for t in range(k)] for s, e in bounds],
+                    dtype=np.int64).reshape(n_out, k)
+
+
+@composite("adaptive_max_pool2d")
+def _adaptive_max_pool2d(self, output_size):
+    if self.ndim not in (3, 4) or any(n == 0 for n in self.shape[-3:]):
+        raise ShapeError(f"adaptive_max_pool2d(): expected a 3-D (C, H, W) or 4-D (N, C, H, "
+                         f"W) input with non-zero C, H and W (N may be 0), got shape "
+                         f"{list(self.shape)}")
+    oh, ow = output_size
+    if oh < 0 or ow < 0:
+        raise ShapeError(f"adaptive_max_pool2d(): output_size must be non-negative, got "
+                         f"{[oh, ow]}")
+    _check_floating("adaptive_max_pool2d", self)
+    lead, w = tuple(self.shape[:-2]), self.shape[-1]
+    if oh == 0 or ow == 0:
+        return _RESULT["adaptive_max_pool2d"](
+            E.empty(lead + (oh, ow), dtype=self.dtype, device=self.device),
+            E.empty(lead + (oh, ow), dtype=E.int64, device=self.device))
+    rows, cols = _adaptive_windows(self.shape[-2], oh), _adaptive_windows(w, ow)
+    kh, kw = rows.shape[1], cols.shape[1]
+    x = self.index_select(-2, E.tensor(rows.ravel(), device=self.device))
+    x = x.index_select(-1, E.tensor(cols.ravel(), device=self.device))
+    x = x.reshape(lead + (oh, kh, ow, kw)).transpose(-3, -2).reshape(lead + (oh, ow, kh * kw))
+    values, t = x.max(-1)
+    # the flat plane position of every window cell, picked at the window's argmax
+    flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, kh * kw)
+    flat = E.tensor(flat, device=self.device).expand(lead + (oh, ow, kh * kw))
+    indices = E.gather(flat, -1, t.unsqueeze(-1)).squeeze(-1)
+    return _RESULT["adaptive_max_pool2d"](values, indices)
+
+
+@composite("adaptive_max_pool1d")
+def _adaptive_max_pool1d(self, output_size):
+    x = _as_2d("adaptive_max_pool1d", self)
+    values, indices = E.adaptive_max_pool2d(x, (1, output_size[0]))
+    return _RESULT["adaptive_max_pool1d"](values.squeeze(-2), indices.squeeze(-2))
+
+
+def _adaptive_size(op: str, input, output_size, k: int) -> tuple:
+    """``output_size`` as k ints, None in it keeping that input size."""
+    v = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * k
+    if len(v) != k:
+        raise ShapeError(f"{op}(): output_size must be an int or a tuple of {k} ints, got "
+                         f"{output_size!r}")
+    return tuple(input.shape[-k + i] if s is None else s for i, s in enumerate(v))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Adaptive 2-D max pooling: (N, C, H, W) or (C, H, W) -> (N, C, *output_size).
+
+    ``output_size`` is an int or an (h, w) pair; None in it keeps that input size. Output
+    cell i of a dim of size n takes the max of input cells floor(i n / out) to ceil((i +
+    1) n / out). With ``return_indices`` also returns int64 indices of the output's shape:
+    the flat position h * W + w of each maximum in its plane (first on ties), as
+    max_unpool2d expects. Floating dtypes. Raises ShapeError for a bad rank, zero C/H/W or
+    a negative size; NotImplementedError for integral input.
+    Reference: torch.nn.functional.adaptive_max_pool2d.
+    """
+    size = _adaptive_size("adaptive_max_pool2d", input, output_size, 2)
+    values, indices = E.adaptive_max_pool2d(input, size)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Adaptive 1-D max pooling: (N, C, L) or (C, L) -> (N, C, output_size).
+
+    ``output_size`` is an int or a one-int tuple. With ``return_indices`` also returns the
+    int64 positions in L of the maxima. Raises ShapeError for another rank and what
+    adaptive_max_pool2d raises. Reference: torch.nn.functional.adaptive_max_pool1d.
+    """
+    size = _one("adaptive_max_pool1d", "output_size", output_size)
+    values, indices = E.adaptive_max_pool1d(input, (size,))
+    return (values, indices) if return_indices else values
+
+
+# --- power-average pooling -----------------------------------------------------------------
+
+def _lp_root(out, norm_type, window: int):
+    # sign * relu(abs): clamps the small negative averages rounding leaves at 0 (PyTorch's)
+    return (E.sign(out) * E.relu(E.abs(out))).mul(window).pow(1.0 / norm_type)
+
+
+def _lp_inf(pool, input, norm_type, kernel_size, stride, ceil_mode):
+    """p = +-inf: the max (min) of |x| over the window, as PyTorch special-cases it."""
+    if norm_type == float("inf"):
+        return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out) with each
+    output (sum over the window of x^p)^(1/p), p = ``norm_type`` (p = 1: sum pooling; p =
+    inf: max of |x|, -inf: min of |x|). H_out as in avg_pool2d without padding.
+
+    Computed as PyTorch does, avg_pool2d(x^p) * kh * kw to the 1/p, so with ceil_mode a
+    window clipped at the edge is scaled by the full window size. Floating dtypes;
+    differentiable where the window sum is positive. Raises what avg_pool2d raises.
+    Reference: torch.nn.functional.lp_pool2d.
+    """
+    kh, kw = pair("lp_pool2d", "kernel_size", kernel_size)
+    if norm_type in (float("inf"), -float("inf")):
+        return _lp_inf(max_pool2d, input, norm_type, kernel_size, stride, ceil_mode)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_root(out, norm_type, kh * kw)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over L: (N, C, L) or (C, L) -> (N, C, L_out), each output
+    (sum over the window of x^p)^(1/p), p = ``norm_type``; as lp_pool2d along one dim.
+
+    Raises what avg_pool1d raises. Reference: torch.nn.functional.lp_pool1d.
+    """
+    k = _one("lp_pool1d", "kernel_size", kernel_size)
+    if norm_type in (float("inf"), -float("inf")):
+        return _lp_inf(max_pool1d, input, norm_type, kernel_size, stride, ceil_mode)
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_root(out, norm_type, k)

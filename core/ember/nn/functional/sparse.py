@@ -1,4 +1,5 @@
-"""Embedding lookup (``torch.nn.functional.embedding``).
+"""Embedding lookup (``torch.nn.functional.embedding``) and ``one_hot``, the sparse
+functions of ``torch.nn.functional``.
 
 ``embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)`` is a composite op:
 ``index_select`` of the rows, so the gradient is scatter-added into ``weight`` by
@@ -22,7 +23,7 @@ import ember as E
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 
-__all__ = ["embedding"]
+__all__ = ["embedding", "one_hot"]
 
 
 def _check(weight, indices, padding_idx):
@@ -118,3 +119,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         except IndexError:
             pass  # the lookup below reports it with embedding's message
     return E.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def one_hot(tensor, num_classes=-1):
+    """One-hot encoding of class indices: ``(*)`` int64 -> ``(*, num_classes)`` int64, 1 at
+    each index and 0 elsewhere (not differentiable). num_classes=-1 infers max + 1.
+
+    Raises DtypeError for a dtype other than int64 (use ``.long()``), IndexError for a
+    class < 0 or >= num_classes, ValueError for num_classes < -1 or one inferred from an
+    empty tensor. Reference: torch.nn.functional.one_hot.
+    """
+    return E.one_hot(tensor, num_classes)

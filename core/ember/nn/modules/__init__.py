@@ -2,22 +2,32 @@
 
 Reference: torch.nn.modules.
 """
-from . import activation, container, conv, dropout, flatten, linear, loss, normalization, \
-    pooling, rnn, rnn_cell, sparse
+from . import activation, activation_smooth, container, conv, distance, dropout, flatten, \
+    fold, linear, loss, normalization, padding, parameter_container, pixelshuffle, pooling, \
+    rnn, rnn_cell, sparse, upsampling
 from .activation import *  # noqa: F401,F403
+from .activation_smooth import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .parameter_container import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .rnn_cell import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
 
-__all__ = ["Module"] + [n for m in (container, linear, conv, pooling, normalization, dropout,
-                                    sparse, flatten, activation, loss, rnn, rnn_cell)
-                             for n in m.__all__]
+__all__ = ["Module"] + [n for m in (container, parameter_container, linear, conv, pooling,
+                                    normalization, dropout, sparse, flatten, fold, padding,
+                                    pixelshuffle, upsampling, activation, activation_smooth,
+                                    distance, loss, rnn, rnn_cell)
+                        for n in m.__all__]

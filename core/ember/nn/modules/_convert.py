@@ -79,6 +79,23 @@ class ConvertMixin:
         """Convert floating parameters and buffers to float16 in place."""
         return self._apply(lambda t: t.to(_t.float16), floating_only=True)
 
+    def bfloat16(self):
+        """Convert floating parameters and buffers to bfloat16 in place.
+        Reference: torch.nn.Module.bfloat16."""
+        return self._apply(lambda t: t.to(_t.bfloat16), floating_only=True)
+
+    def type(self, dst_type):
+        """Convert every parameter and buffer (integer buffers too) to ``dst_type`` (a
+        ScalarType or its name) in place; returns ``self``. Raises TypeError for an
+        unknown dtype, RuntimeError for a non-floating ``dst_type`` while a parameter
+        requires grad (convert the integer tensors one by one instead).
+        Reference: torch.nn.Module.type."""
+        dst = _t.to_scalar_type(dst_type)
+        if not dst.is_floating_point and any(p.requires_grad for p in self.parameters()):
+            raise RuntimeError(f"Module.type({dst}): parameters that require gradients must "
+                               f"stay floating point; call requires_grad_(False) first")
+        return self._apply(lambda t: t.to(dst))
+
     def cpu(self):
         """Move every parameter and buffer to the cpu."""
         return self._apply(lambda t: t.cpu())

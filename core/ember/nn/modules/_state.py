@@ -7,6 +7,9 @@ objects). Loading copies values in place under ``no_grad`` (so optimizers keep t
 references), collects missing / unexpected keys and shape mismatches, and with
 ``strict=True`` raises one RuntimeError listing them all, worded as PyTorch's.
 
+A module that overrides ``get_extra_state`` / ``set_extra_state`` saves and restores one
+more entry, ``<prefix>_extra_state`` (any picklable object), as PyTorch's do.
+
 Subclasses customise one module's part through PyTorch's protected hooks
 ``_save_to_state_dict(destination, prefix, keep_vars)`` and
 ``_load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
@@ -21,6 +24,8 @@ from collections.abc import Mapping
 from ...tensor import Tensor
 
 __all__ = ["StateDictMixin"]
+
+_EXTRA_STATE_KEY = "_extra_state"  # PyTorch's key for get_extra_state()'s value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -44,6 +49,26 @@ class StateDictMixin:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not StateDictMixin.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Extra state (any picklable object) for ``state_dict`` to save under the key
+        ``"_extra_state"``: override it together with ``set_extra_state``; modules that do
+        not override it save none. Raises RuntimeError when called without an override.
+        Reference: torch.nn.Module.get_extra_state."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called: override get_extra_state() and set_extra_state() "
+                           "together to save extra state")
+
+    def set_extra_state(self, state) -> None:
+        """Restore what ``get_extra_state`` returned; ``load_state_dict`` calls it with the
+        ``"_extra_state"`` entry (missing under ``strict=True``: a missing key). Raises
+        RuntimeError when called without an override.
+        Reference: torch.nn.Module.set_extra_state."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called: override get_extra_state() and set_extra_state() "
+                           "together to load extra state")
 
     def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
         """An ``OrderedDict`` of every parameter and persistent buffer by dotted name,
@@ -97,9 +122,17 @@ class StateDictMixin:
                                   f"dimensions in the model are {param.shape} and whose "
                                   f"dimensions in the checkpoint are {value.shape}, an "
                                   f"exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY
+        if type(self).set_extra_state is not StateDictMixin.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:
             for key in state_dict:
-                if not key.startswith(prefix):
+                if not key.startswith(prefix) or key == extra_key:
                     continue
                 head = key[len(prefix):].split(".", 1)
                 if (len(head) > 1 and head[0] not in self._modules) or \

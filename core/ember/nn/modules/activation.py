@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import warnings
 
+from ... import factories as _f
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardtanh", "ReLU6",
-           "Softmax", "LogSoftmax"]
+           "Softmax", "LogSoftmax", "SELU", "CELU", "Threshold", "PReLU", "Hardswish",
+           "Hardsigmoid", "Softshrink", "Hardshrink"]
 
 
 def _inplace_str(inplace: bool, lead: str = "") -> str:
@@ -177,3 +181,138 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class SELU(Module):
+    """``scale * elu(x, alpha)`` with alpha = 1.6733, scale = 1.0507: any shape, floating
+    dtypes. Reference: torch.nn.SELU (Klambauer et al., 2017)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: any shape, floating dtypes;
+    alpha = 0 raises ValueError at forward. Reference: torch.nn.CELU (Barron, 2017)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + _inplace_str(self.inplace, ", ")
+
+
+class Threshold(Module):
+    """``x if x > threshold else value``: any shape and dtype but bool (value is cast to
+    it). Reference: torch.nn.Threshold."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + \
+            _inplace_str(self.inplace, ", ")
+
+
+class PReLU(Module):
+    """``x if x > 0 else a * x`` with a learned slope ``weight`` of shape
+    ``(num_parameters,)``, initialised to ``init``: one slope shared by all channels
+    (num_parameters=1) or one per channel (``num_parameters = C`` for input ``(N, C, *)``).
+
+    device, dtype: where and how the weight is created (defaults: the default device and
+    float dtype). Raises ValueError for num_parameters < 1; at forward, ShapeError when
+    num_parameters is neither 1 nor C. Reference: torch.nn.PReLU (He et al., 2015).
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        if not isinstance(num_parameters, int) or isinstance(num_parameters, bool) or \
+                num_parameters < 1:
+            raise ValueError(f"PReLU: expected num_parameters to be a positive int, got "
+                             f"{num_parameters!r}")
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_f.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Fill the slopes with ``init``."""
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Hardswish(Module):
+    """``x * relu6(x + 3) / 6``: any shape, floating dtypes. As in PyTorch its repr does
+    not show ``inplace``. Reference: torch.nn.Hardswish (Howard et al., 2019)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(Module):
+    """``relu6(x + 3) / 6``: any shape, floating dtypes. As in PyTorch its repr does not
+    show ``inplace``. Reference: torch.nn.Hardsigmoid."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Softshrink(Module):
+    """``x - lambd`` above lambd, ``x + lambd`` below -lambd, else 0: any shape, floating
+    dtypes; lambd < 0 raises ValueError at forward. Reference: torch.nn.Softshrink."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Module):
+    """``x if |x| > lambd else 0``: any shape, floating dtypes.
+    Reference: torch.nn.Hardshrink."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)

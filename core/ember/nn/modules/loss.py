@@ -14,7 +14,9 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss",
-           "BCEWithLogitsLoss"]
+           "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
+           "TripletMarginLoss"]
 
 
 class _Loss(Module):
@@ -123,3 +125,136 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class HuberLoss(_Loss):
+    """Huber loss ``0.5 d^2`` where ``d = |x - y| < delta``, else ``delta (d - 0.5 delta)``,
+    over input and target of the same shape (floating). ValueError for delta <= 0 at
+    forward. Reference: torch.nn.HuberLoss (Huber, 1964)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of ``target`` from log-probabilities ``input`` (any shape, floating);
+    ``log_target=True`` takes target as log-probabilities too. ``reduction='batchmean'``
+    divides the sum by the batch size (the KL divergence); 'mean' warns as in PyTorch.
+    Reference: torch.nn.KLDivLoss."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood of ``target`` given rates ``input`` (log-rates when
+    ``log_input``); ``full`` adds Stirling's term. Any shape, floating.
+    Reference: torch.nn.PoissonNLLLoss."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood of ``target`` given means ``input`` ``(N, *)`` and
+    variances ``var`` (input's shape, or one dim of size 1 / missing last dim); var is
+    clamped to >= eps in value. Raises ValueError for negative var, ShapeError for its
+    shape, at forward. Reference: torch.nn.GaussianNLLLoss (Nix & Weigend, 1994)."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -y (x1 - x2) + margin)`` for inputs ``(N,)`` or ``()`` and labels y = +-1
+    of the same rank. Reference: torch.nn.MarginRankingLoss."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` where y = 1, ``max(0, margin - x)`` where y = -1; any shape.
+    Reference: torch.nn.HingeEmbeddingLoss."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """Logistic loss ``log(1 + exp(-y x))`` of labels y = +-1, computed without overflow;
+    any shape, floating. Reference: torch.nn.SoftMarginLoss."""
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` where y = 1, ``max(0, cos(x1, x2) - margin)`` where y = -1, for
+    inputs ``(N, D)`` with labels ``(N,)`` or ``(D,)`` with a 0-d label.
+    Reference: torch.nn.CosineEmbeddingLoss."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with d the p-norm pairwise distance, for
+    anchor, positive, negative ``(N, D)`` or ``(D,)``; ``swap`` uses the harder of
+    ``d(a, n)`` and ``d(p, n)``. Raises ValueError for margin <= 0 at construction.
+    Reference: torch.nn.TripletMarginLoss (Balntas et al., 2016)."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: margin must be greater than 0, got {margin}")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)

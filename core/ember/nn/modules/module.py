@@ -14,8 +14,9 @@ Choices, following PyTorch:
 - ``state_dict`` returns detached tensors sharing memory with the model;
   ``load_state_dict`` copies values in place under ``no_grad`` and reports mismatches in
   PyTorch's words (see ``_state.py``).
-- ``__call__`` runs forward pre-hooks, ``forward`` and forward hooks; with no hooks it is
-  one dict check and the ``forward`` call.
+- ``__call__`` runs forward pre-hooks, ``forward`` and forward hooks, and with full
+  backward hooks wraps the inputs and outputs (``_hooks.py``); with no hooks it is a few
+  dict checks and the ``forward`` call.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from collections import OrderedDict
 from ...tensor import Tensor
 from ..parameter import Parameter
 from ._convert import ConvertMixin
+from ._hooks import BackwardHooksMixin
+from ._lookup import LookupMixin
 from ._state import StateDictMixin
 
 __all__ = ["Module", "RemovableHandle"]
@@ -62,7 +65,7 @@ def _typename(v) -> str:
         else type(v).__name__
 
 
-class Module(ConvertMixin, StateDictMixin):
+class Module(ConvertMixin, StateDictMixin, BackwardHooksMixin, LookupMixin):
     """Base class for neural-network layers and models.
 
     Subclass it, call ``super().__init__()`` first in ``__init__``, assign Parameters,
@@ -92,6 +95,8 @@ class Module(ConvertMixin, StateDictMixin):
         set_(self, "_forward_pre_hooks", OrderedDict())
         set_(self, "_forward_hooks", OrderedDict())
         set_(self, "_hook_kwargs", set())  # ids of hooks registered with_kwargs=True
+        set_(self, "_backward_hooks", OrderedDict())  # see _hooks.py
+        set_(self, "_backward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         """The computation; every subclass defines it."""
@@ -372,7 +377,8 @@ class Module(ConvertMixin, StateDictMixin):
         return handle
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
+                self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         with_kw = self._hook_kwargs
         for hid, hook in list(self._forward_pre_hooks.items()):
@@ -387,12 +393,15 @@ class Module(ConvertMixin, StateDictMixin):
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw_hook = self._backward_hook_for_call()
+        if bw_hook is not None:
+            args = bw_hook.setup_input_hook(args)
         out = self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_hooks.items()):
             res = hook(self, args, kwargs, out) if hid in with_kw else hook(self, args, out)
             if res is not None:
                 out = res
-        return out
+        return out if bw_hook is None else bw_hook.setup_output_hook(out)
 
     # --- printing ------------------------------------------------------------------------
     def _get_name(self) -> str:

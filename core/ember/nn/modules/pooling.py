@@ -1,4 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``.
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
+``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``.
 
 Thin modules over ``ember.nn.functional``'s pooling ops; they store their arguments as
 given (``stride`` defaults to ``kernel_size``) and print them as PyTorch does.
@@ -10,7 +11,7 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
 
 
 def _single(v) -> tuple:
@@ -160,3 +161,95 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, L)`` (or ``(C, L)``) input to length ``output_size`` (an
+    int), windows floor(i L / out) .. ceil((i + 1) L / out).
+
+    Args:
+        output_size: the output length.
+        return_indices: also return the int64 positions of the maxima.
+    Floating dtypes. Raises what ``F.adaptive_max_pool1d`` raises.
+    Reference: torch.nn.AdaptiveMaxPool1d.
+    """
+
+    _fn = "adaptive_max_pool1d"
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to ``(N, C,
+    *output_size)``.
+
+    Args:
+        output_size: an int (square) or ``(H_out, W_out)``, None keeping that input size.
+        return_indices: also return the flat int64 positions h * W + w of the maxima.
+    Floating dtypes. Raises what ``F.adaptive_max_pool2d`` raises.
+    Reference: torch.nn.AdaptiveMaxPool2d.
+    """
+
+    _fn = "adaptive_max_pool2d"
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, float(self.norm_type), self.kernel_size, self.stride,
+                                    self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride="
+                f"{self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling of ``(N, C, L)`` (or ``(C, L)``) input: each output is (sum
+    of x^p over its window)^(1/p), p = ``norm_type``.
+
+    Args:
+        norm_type: p (inf gives the max of |x|).
+        kernel_size, stride (default kernel_size): ints.
+        ceil_mode: round the output length up.
+    Shapes: L_out = floor((L - k) / stride) + 1. Raises what ``F.lp_pool1d`` raises.
+    Reference: torch.nn.LPPool1d.
+    """
+
+    _fn = "lp_pool1d"
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input: each output is
+    (sum of x^p over its window)^(1/p), p = ``norm_type``.
+
+    Args:
+        norm_type: p (inf gives the max of |x|).
+        kernel_size, stride (default kernel_size): an int or a pair each.
+        ceil_mode: round the output size up.
+    Shapes: out = floor((in - k) / stride) + 1. Raises what ``F.lp_pool2d`` raises.
+    Reference: torch.nn.LPPool2d.
+    """
+
+    _fn = "lp_pool2d"

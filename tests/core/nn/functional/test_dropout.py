@@ -120,3 +120,93 @@ def test_p_out_of_range_raises(p):
 def test_integer_input_raises_while_training():
     with pytest.raises(DtypeError, match=r"floating-point input, got ember.int64"):
         F.dropout(E.ones(3, dtype=E.int64), 0.5)
+
+
+# --- channel-wise and alpha dropout ------------------------------------------------------------
+
+@pytest.mark.parametrize("fn, shape, lead", [(F.dropout1d, (4, 6, 5), 2),
+                                             (F.dropout1d, (6, 5), 1),
+                                             (F.dropout2d, (4, 6, 3, 2), 2),
+                                             (F.dropout3d, (4, 6, 2, 2, 3), 2),
+                                             (F.dropout3d, (6, 2, 2, 3), 1)])
+def test_channel_dropout_masks_whole_channels(fn, shape, lead):
+    E.manual_seed(3)
+    x, xn = make(shape, E.float64, low=0.5, high=2.0)
+    out = to_np(fn(x, 0.5))
+    # each channel ((N, C) batched, C unbatched) is zeroed or scaled by 1 / (1 - p) whole
+    ratio = (out / xn).reshape(shape[:lead] + (-1,))
+    assert np.all((ratio == ratio[..., :1]))
+    assert set(np.unique(ratio)) == {0.0, 2.0}
+
+
+def test_channel_dropout_rate_and_eval():
+    E.manual_seed(0)
+    out = to_np(F.dropout2d(E.ones(100, 100, 2, 2), 0.3))
+    assert abs((out[:, :, 0, 0] == 0).mean() - 0.3) < 0.03  # 10^4 draws: 6 sigma
+    x = E.ones(2, 3, 4)
+    np.testing.assert_array_equal(to_np(F.dropout1d(x, 0.5, training=False)), to_np(x))
+    assert F.dropout2d(E.ones(2, 3, 4, 4), 0.5, training=False).shape == (2, 3, 4, 4)
+
+
+def test_channel_dropout_inplace_and_unbatched():
+    E.manual_seed(1)
+    x = E.ones(8, 5)
+    out = F.dropout1d(x, 0.5, inplace=True)
+    assert out is x
+    rows = to_np(x)
+    assert np.all(rows == rows[:, :1]) and set(np.unique(rows)) <= {0.0, 2.0}
+
+
+def test_dropout2d_warnings_and_dropout1d_rank_error():
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(E.ones(2, 3, 4), 0.5)
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        F.dropout2d(E.ones(2, 3), 0.5)
+    with pytest.warns(UserWarning, match="Received a 3-D input to dropout3d"):
+        F.dropout3d(E.ones(2, 3, 4), 0.5)
+    with pytest.raises(RuntimeError, match="Expected 2D or 3D input, but received a 4D"):
+        F.dropout1d(E.ones(1, 2, 3, 4), 0.5)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout2d(E.ones(1, 2, 3, 4), 1.5)
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5])
+def test_alpha_dropout_values_and_moments(p):
+    alpha = 1.7580993408473766
+    a = 1 / np.sqrt((alpha ** 2 * p + 1) * (1 - p))
+    E.manual_seed(2)
+    xn = np.random.default_rng(4).standard_normal((200, 500))
+    out = to_np(F.alpha_dropout(E.tensor(xn), p, training=True))
+    dropped = np.isclose(out, -a * alpha * (1 - p))
+    np.testing.assert_allclose(out[~dropped], a * (xn[~dropped] + alpha * p))
+    assert abs(dropped.mean() - p) < 0.01
+    # self-normalizing: a standard normal input keeps mean 0 and variance 1
+    assert abs(out.mean()) < 0.02 and abs(out.var() - 1) < 0.03
+
+
+def test_alpha_dropout_defaults_to_eval_and_p1_gives_zeros():
+    x = E.randn(3, 4)
+    assert F.alpha_dropout(x, 0.5) is x
+    assert F.feature_alpha_dropout(x, 0.5) is x
+    assert not to_np(F.alpha_dropout(x, 1.0, training=True)).any()
+
+
+def test_feature_alpha_dropout_is_per_channel():
+    E.manual_seed(5)
+    out = to_np(F.feature_alpha_dropout(E.zeros(10, 8, 3, 3), 0.5, training=True))
+    flat = out.reshape(10, 8, -1)
+    assert np.all(flat == flat[..., :1]) and len(np.unique(flat)) == 2
+
+
+@pytest.mark.parametrize("fn", [lambda x: F.dropout2d(x[None], 0.4),
+                                lambda x: F.dropout1d(x[0], 0.4),
+                                lambda x: F.alpha_dropout(x, 0.4, True),
+                                lambda x: F.feature_alpha_dropout(x, 0.4, True)])
+def test_channel_and_alpha_dropout_gradients(fn):
+    x = make((2, 3, 2), E.float64)[0].requires_grad_()
+
+    def seeded(x):  # the same mask on every call gradcheck makes
+        E.manual_seed(11)
+        return fn(x)
+    assert gradcheck(seeded, (x,))
+    assert gradgradcheck(seeded, (x,))

@@ -203,3 +203,107 @@ def test_adaptive_avg_pool2d_gradcheck_and_errors():
         F.adaptive_avg_pool2d(E.zeros(4, 4), 2)
     with pytest.raises(ShapeError, match="non-negative"):
         F.adaptive_avg_pool2d(E.zeros(1, 4, 4), (-1, 2))
+
+
+# --- adaptive max pooling and power-average pooling -----------------------------------------
+
+def np_adaptive_max_pool2d(x, oh, ow):
+    """(values, flat indices) with windows floor(i n / out) .. ceil((i + 1) n / out)."""
+    *lead, h, w = x.shape
+    vals, idx = np.empty((*lead, oh, ow)), np.empty((*lead, oh, ow), dtype=np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            r0, r1 = i * h // oh, -(-(i + 1) * h // oh)
+            c0, c1 = j * w // ow, -(-(j + 1) * w // ow)
+            win = x[..., r0:r1, c0:c1].reshape(*lead, -1)
+            t = win.argmax(-1)  # the first maximum in row-major order, as PyTorch
+            vals[..., i, j] = win.max(-1)
+            idx[..., i, j] = (r0 + t // (c1 - c0)) * w + c0 + t % (c1 - c0)
+    return vals, idx
+
+
+@pytest.mark.parametrize("shape, size", [((2, 3, 5, 7), (2, 3)), ((2, 3, 5, 7), (5, 7)),
+                                         ((1, 2, 4, 4), (3, 5)), ((3, 6, 5), (1, 1)),
+                                         ((1, 1, 7, 3), (4, None)), ((2, 1, 6, 6), 4)])
+def test_adaptive_max_pool2d_values_and_indices(shape, size):
+    x, xn = make(shape, E.float64)
+    v, i = F.adaptive_max_pool2d(x, size, return_indices=True)
+    pair = size if isinstance(size, tuple) else (size, size)
+    pair = tuple(shape[-2 + k] if s is None else s for k, s in enumerate(pair))
+    rv, ri = np_adaptive_max_pool2d(xn, *pair)
+    assert_close(v, rv)
+    np.testing.assert_array_equal(to_np(i), ri)
+    assert i.dtype is E.int64
+    assert_close(F.adaptive_max_pool2d(x, size), rv)
+
+
+def test_adaptive_max_pool_ties_pick_the_first():
+    x = E.tensor([[[1.0, 5.0, 5.0, 2.0], [5.0, 0.0, 1.0, 5.0]]])
+    v, i = F.adaptive_max_pool2d(x, (1, 2), return_indices=True)
+    np.testing.assert_array_equal(to_np(i), [[[1, 2]]])
+    np.testing.assert_array_equal(to_np(v), [[[5.0, 5.0]]])
+
+
+def test_adaptive_max_pool1d():
+    x, xn = make((2, 3, 7), E.float64)
+    v, i = F.adaptive_max_pool1d(x, 3, return_indices=True)
+    rv, ri = np_adaptive_max_pool2d(xn[..., None, :], 1, 3)
+    assert_close(v, rv[..., 0, :])
+    np.testing.assert_array_equal(to_np(i), ri[..., 0, :])
+    assert_close(F.adaptive_max_pool1d(x[0], (3,)), rv[0, :, 0, :])
+
+
+@pytest.mark.parametrize("fn", [lambda x: F.adaptive_max_pool2d(x, (2, 3)),
+                                lambda x: F.adaptive_max_pool1d(x.reshape(1, 2, 6), 4)])
+def test_adaptive_max_pool_gradients(fn):
+    x = make((1, 3, 4), E.float64, seed=5)[0].requires_grad_()  # distinct values: no ties
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("call, err, match", [
+    (lambda: F.adaptive_max_pool2d(E.zeros(3, 4), 2), ShapeError, "3-D"),
+    (lambda: F.adaptive_max_pool2d(E.zeros(1, 2, 0, 4), 2), ShapeError, "non-zero"),
+    (lambda: F.adaptive_max_pool2d(E.zeros(1, 2, 3, 4), (-1, 2)), ShapeError, "non-negative"),
+    (lambda: F.adaptive_max_pool2d(E.zeros(1, 2, 3, 4), (1, 2, 3)), ShapeError, "2 ints"),
+    (lambda: F.adaptive_max_pool2d(E.zeros(1, 2, 3, dtype=E.int64), 2), NotImplementedError,
+     "floating"),
+    (lambda: F.adaptive_max_pool1d(E.zeros(3, 4, 5, 6), 1), ShapeError, "2-D"),
+    (lambda: F.adaptive_max_pool1d(E.zeros(3, 4), (1, 2)), ShapeError, "one int"),
+])
+def test_adaptive_max_pool_errors(call, err, match):
+    with pytest.raises(err, match=match):
+        call()
+
+
+def np_lp_pool2d(x, p, k, s):
+    *lead, h, w = x.shape
+    oh, ow = (h - k[0]) // s[0] + 1, (w - k[1]) // s[1] + 1
+    out = np.empty((*lead, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = x[..., i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]]
+            out[..., i, j] = (win ** p).sum((-2, -1)) ** (1 / p)
+    return out
+
+
+@pytest.mark.parametrize("p, k, s", [(2, (2, 2), None), (3.0, (3, 2), (1, 2)), (1, 2, 1)])
+def test_lp_pool2d_and_1d(p, k, s):
+    x, xn = make((2, 3, 5, 6), E.float64, low=0.1, high=2.0)
+    kk = k if isinstance(k, tuple) else (k, k)
+    ss = kk if s is None else (s if isinstance(s, tuple) else (s, s))
+    assert_close(F.lp_pool2d(x, p, k, s), np_lp_pool2d(xn, p, kk, ss))
+    assert_close(F.lp_pool1d(x[0], p, kk[1], ss[1]),
+                 np_lp_pool2d(xn[0][:, None], p, (1, kk[1]), (1, ss[1]))[:, 0])
+
+
+def test_lp_pool_inf_is_max_of_abs():
+    x, xn = make((1, 2, 4, 4), E.float64)
+    ref = np.abs(xn).reshape(1, 2, 2, 2, 2, 2).max((3, 5))
+    assert_close(F.lp_pool2d(x, float("inf"), 2), ref)
+
+
+def test_lp_pool_gradients():
+    x = make((1, 3, 4), E.float64, low=0.5, high=2.0)[0].requires_grad_()
+    assert gradcheck(lambda x: F.lp_pool2d(x, 2, 2, 1), (x,))
+    assert gradgradcheck(lambda x: F.lp_pool1d(x, 3, 2), (x,))

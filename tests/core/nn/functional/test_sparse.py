@@ -138,3 +138,23 @@ def test_padding_row_values_are_looked_up():
     w = E.ones(3, 2, requires_grad=True)
     out = F.embedding(E.tensor([1, 1]), w, padding_idx=1)
     np.testing.assert_array_equal(to_np(out), np.ones((2, 2)))
+
+
+def test_one_hot():
+    labels = E.tensor([[0, 2], [1, 0]])
+    out = F.one_hot(labels)
+    assert out.dtype is E.int64 and out.shape == (2, 2, 3)
+    np.testing.assert_array_equal(out.numpy(), (labels.numpy()[..., None] == np.arange(3)))
+    assert F.one_hot(E.tensor([1]), num_classes=4).tolist() == [[0, 1, 0, 0]]
+    assert F.one_hot(E.zeros(0, dtype=E.int64), 3).shape == (0, 3)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: F.one_hot(E.tensor([0, 3]), 3), IndexError, "smaller than num_classes=3"),
+    (lambda: F.one_hot(E.tensor([-1, 0]), 3), IndexError, "non-negative"),
+    (lambda: F.one_hot(E.tensor([0.0]), 3), TypeError, "int64"),
+    (lambda: F.one_hot(E.zeros(0, dtype=E.int64)), ValueError, "cannot infer"),
+])
+def test_one_hot_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

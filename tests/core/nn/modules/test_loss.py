@@ -91,3 +91,62 @@ def test_loss_gradients_reach_model():
 def test_repr():
     assert [repr(m) for m in (nn.CrossEntropyLoss(), nn.MSELoss(), nn.BCEWithLogitsLoss())] \
         == ["CrossEntropyLoss()", "MSELoss()", "BCEWithLogitsLoss()"]
+
+
+def test_new_losses_match_their_functions():
+    x, _ = make((4, 3), E.float64, low=-2, high=0, seed=1)
+    y, _ = make((4, 3), E.float64, low=0.1, high=1, seed=2)
+    v, _ = make((4, 3), E.float64, low=0.5, high=2, seed=3)
+    lab = E.tensor([1.0, -1.0, 1.0, -1.0], dtype=E.float64)
+    cases = [
+        (nn.HuberLoss(delta=0.5), (x, y), F.huber_loss(x, y, delta=0.5)),
+        (nn.KLDivLoss(reduction="batchmean", log_target=False), (x, y),
+         F.kl_div(x, y, reduction="batchmean")),
+        (nn.PoissonNLLLoss(log_input=False, full=True, reduction="sum"), (y, v),
+         F.poisson_nll_loss(y, v, False, True, reduction="sum")),
+        (nn.GaussianNLLLoss(full=True, eps=1e-3), (x, y, v),
+         F.gaussian_nll_loss(x, y, v, True, 1e-3)),
+        (nn.MarginRankingLoss(margin=0.2), (x[:, 0], y[:, 0], lab),
+         F.margin_ranking_loss(x[:, 0], y[:, 0], lab, 0.2)),
+        (nn.HingeEmbeddingLoss(margin=2.0, reduction="none"), (y, lab[:3]),
+         F.hinge_embedding_loss(y, lab[:3], 2.0, reduction="none")),
+        (nn.SoftMarginLoss(), (x, lab[:3]), F.soft_margin_loss(x, lab[:3])),
+        (nn.CosineEmbeddingLoss(margin=0.1), (x, y, lab),
+         F.cosine_embedding_loss(x, y, lab, 0.1)),
+        (nn.TripletMarginLoss(margin=0.5, p=1.0, swap=True), (x, y, v),
+         F.triplet_margin_loss(x, y, v, 0.5, 1.0, swap=True)),
+    ]
+    for module, args, expected in cases:
+        assert_close(module(*args), expected.detach().numpy())
+
+
+def test_new_losses_against_numpy():
+    x, xn = make((4, 3), E.float64, seed=1)
+    y, yn = make((4, 3), E.float64, seed=2)
+    d = np.abs(xn - yn)
+    assert_close(nn.HuberLoss(reduction="sum", delta=2.0)(x, y),
+                 np.where(d < 2, 0.5 * d * d, 2 * (d - 1)).sum())
+    assert_close(nn.SoftMarginLoss(reduction="none")(x, y), np.log1p(np.exp(-yn * xn)))
+    with pytest.warns(UserWarning, match="batchmean"):
+        kl = nn.KLDivLoss()(x, y.abs())
+    assert_close(kl, (np.abs(yn) * (np.log(np.abs(yn)) - xn)).mean())
+
+
+def test_new_losses_options_and_legacy_arguments():
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert nn.SoftMarginLoss(size_average=False).reduction == "sum"
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert nn.TripletMarginLoss(reduce=False).reduction == "none"
+    with pytest.raises(ValueError, match="margin must be greater than 0"):
+        nn.TripletMarginLoss(margin=0.0)
+    with pytest.raises(TypeError):
+        nn.GaussianNLLLoss(True)        # keyword-only, as PyTorch
+    m = nn.PoissonNLLLoss(log_input=False, eps=1e-3)
+    assert (m.log_input, m.full, m.eps, m.reduction) == (False, False, 1e-3, "mean")
+
+
+def test_new_losses_repr():
+    mods = (nn.HuberLoss(), nn.KLDivLoss(), nn.PoissonNLLLoss(), nn.GaussianNLLLoss(),
+            nn.MarginRankingLoss(), nn.HingeEmbeddingLoss(), nn.SoftMarginLoss(),
+            nn.CosineEmbeddingLoss(), nn.TripletMarginLoss())
+    assert [repr(m) for m in mods] == [type(m).__name__ + "()" for m in mods]

@@ -67,3 +67,21 @@ def test_repr():
     assert repr(nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
     assert repr(nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
     assert repr(nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"
+
+
+def test_adaptive_max_pool_modules():
+    x, xn = make((2, 3, 4, 6), E.float64)
+    v, i = nn.AdaptiveMaxPool2d((2, 3), return_indices=True)(x)
+    assert_close(v, xn.reshape(2, 3, 2, 2, 3, 2).max((3, 5)))
+    assert i.shape == (2, 3, 2, 3)
+    assert_close(nn.AdaptiveMaxPool1d(2)(x[0]), xn[0].reshape(3, 4, 2, 3).max(-1))
+    assert repr(nn.AdaptiveMaxPool2d((2, None))) == "AdaptiveMaxPool2d(output_size=(2, None))"
+
+
+def test_lp_pool_modules():
+    x, xn = make((1, 2, 4, 4), E.float64, low=0.1, high=2.0)
+    ref = np.sqrt((xn ** 2).reshape(1, 2, 2, 2, 2, 2).sum((3, 5)))
+    assert_close(nn.LPPool2d(2, 2)(x), ref)
+    assert_close(nn.LPPool1d(1, 2)(x[0]), xn[0].reshape(2, 4, 2, 2).sum(-1))
+    assert repr(nn.LPPool2d(2, 3)) == \
+        "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"

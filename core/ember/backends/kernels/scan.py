@@ -1,0 +1,44 @@
+"""Running extrema and NaN-skipping sums: cummax, cummin (values with their indices) and
+nansum.
+
+``dim`` arrives wrapped. PyTorch's conventions: cummax/cummin report the *last* index of
+a tie (a later equal value takes over), and once a NaN is seen the values stay NaN with
+the index of the latest NaN; nansum sums as ``sum`` does (integral and bool inputs in
+int64, float16/bfloat16 accumulated in float32) with NaN counted as zero.
+"""
+from __future__ import annotations
+
+from .reduction import F32, INT64, LOW_FLOATS, axis_of
+
+
+def kernels(xp) -> dict:
+    def running(ufunc):
+        def kernel(a, dim):
+            if a.ndim == 0:
+                return a.copy(), xp.zeros((), xp.int64)
+            x = a.astype(xp.float32) if a.dtype in LOW_FLOATS else a
+            values = ufunc.accumulate(x, axis=dim)
+            # a position takes over where it equals the running extremum (so ties go to
+            # the later one) or is NaN; the index is the last such position so far
+            takes_over = (x == values) | (x != x)  # noqa: PLR0124 - x != x is isnan
+            shape = [1] * a.ndim
+            shape[dim] = a.shape[dim]
+            pos = xp.arange(a.shape[dim], dtype=xp.int64).reshape(shape)
+            indices = xp.maximum.accumulate(xp.where(takes_over, pos, 0), axis=dim)
+            return values.astype(a.dtype, copy=False), indices
+        return kernel
+
+    def nansum(a, dim, keepdim, dtype):
+        if dtype is not None and dtype != a.dtype:
+            a = a.astype(dtype)
+        elif a.dtype.kind in "biu":
+            dtype = INT64
+        axis = None if dim is None else axis_of(a, dim)
+        if a.dtype.kind in "biu":
+            return a.sum(axis=axis, dtype=dtype, keepdims=keepdim)
+        x = a.astype(F32) if a.dtype in LOW_FLOATS else a
+        r = xp.where(x != x, x.dtype.type(0), x).sum(axis=axis, keepdims=keepdim)  # noqa: PLR0124
+        return xp.asarray(r).astype(a.dtype, copy=False)
+
+    return {"cummax": running(xp.maximum), "cummin": running(xp.minimum),
+            "nansum": nansum}
