@@ -88,6 +88,7 @@ class GraphContext:
         self._outputs: tuple = ()           # OnnxValue templates of node's outputs
         self._variation: tuple = ()         # per input: its variation, or None
         self.acknowledged: set[int] = set()
+        self._data_dependent: dict[int, set] = {}   # output -> dims sized by data
 
     # ---- naming ----
 
@@ -230,6 +231,12 @@ class GraphContext:
         self.acknowledged.add(i)
         return self._variation[i] if i < len(self._variation) else None
 
+    def data_dependent(self, i: int, dims) -> None:
+        """Mark ``dims`` of output ``i`` as sized by the data (nonzero's K): later symbolics
+        see them as dynamic, and a model output gets a ``dim_param`` there instead of the
+        traced size."""
+        self._data_dependent.setdefault(i, set()).update(int(d) for d in dims)
+
     def fail(self, message: str) -> None:
         """Stop the export with ``message`` and this node's source line."""
         raise OnnxExportError(f"{self.node.kind if self.node is not None else ''}: "
@@ -238,4 +245,5 @@ class GraphContext:
     def _bind(self, node, outputs: tuple, variation: tuple) -> None:
         self.node, self._outputs, self._variation = node, outputs, variation
         self.acknowledged = set()
+        self._data_dependent = {}
 

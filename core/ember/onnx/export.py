@@ -274,6 +274,13 @@ def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
                    f"bake it in; compute it from a tensor inside the model, or export "
                    f"without that dynamic axis")
     outs = _results(node, result)
+    for i, dims in g._data_dependent.items():    # nonzero's K: dynamic from here on
+        o = node.outputs[i]
+        flags = [d in dims or bool(f) for d, f in
+                 enumerate(variation.get(o) or (False,) * len(templates[i].sizes))]
+        variation[o] = tuple(flags)
+        templates = templates[:i] + (OnnxValue("", *_type_parts(o.type), variation[o]),) + \
+            templates[i + 1:]
     for o, val, tmpl in zip(node.outputs, outs, templates):
         if isinstance(val, OnnxValue):
             if tmpl.dtype is not None and val.dtype is not None and val.dtype is not tmpl.dtype:

@@ -1,7 +1,7 @@
 """Symbolics of ember's elementwise arithmetic: ``add``/``sub`` (with alpha), ``rsub``,
 ``mul``, ``div`` (with rounding modes), ``true_divide``, ``floor_divide``, ``remainder``,
-``fmod``, ``pow``, ``atan2``, ``maximum``/``minimum``, ``lerp``, ``where`` and
-``masked_fill``.
+``fmod``, ``pow``, ``atan2``, ``maximum``/``minimum``, ``lerp``, ``addcmul``, ``where``
+and ``masked_fill``.
 
 Type promotion, float16/bfloat16 and in-place variants: see ``_operands.py``.
 
@@ -19,6 +19,8 @@ Compositions where ONNX has no op, or its op differs from ember's:
 * ``pow`` of integers by a constant exponent multiplies by squaring (exact, wrapping on
   overflow as ember); by a tensor exponent it is ONNX Pow (computed in int64, through
   double precision in onnxruntime) with ember's values for negative exponents.
+* ``addcmul``: ``self + value * (t1 * t2)`` in the promoted dtype (float16/bfloat16 in
+  float32, rounded once, as ember), value cast to it (truncated for integers).
 * ``where`` / ``masked_fill`` on bools are Or(And(c, a), And(Not(c), b)): onnxruntime's
   Where has no bool kernel.
 
@@ -268,6 +270,19 @@ def _lerp_low(g, a, diff, w):
 
 def _lerp_high(g, end, diff, w):
     return _op(g, "Sub", end, _op(g, "Mul", diff, _op(g, "Sub", g.scalar(1, dtype=w.dtype), w)))
+
+
+@builtin("ember::addcmul")
+def addcmul(g, self, tensor1, tensor2, value=1):
+    """self + value * (tensor1 * tensor2), value cast to the result dtype as ember."""
+    dt = _out(g, self, tensor1, tensor2)
+    ct = _opmath(dt)
+    a, t1, t2 = (_as(g, v, ct) for v in (self, tensor1, tensor2))
+    v = np.array(value).astype(dt.numpy)
+    prod = _op(g, "Mul", t1, t2)
+    if v != 1:
+        prod = _op(g, "Mul", g.scalar(v, dtype=ct), prod)
+    return g.cast(_op(g, "Add", a, prod), dt)
 
 
 @builtin("ember::lerp.Tensor")

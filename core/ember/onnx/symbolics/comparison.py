@@ -1,18 +1,22 @@
 """Symbolics of ember's comparisons (``eq``, ``ne``, ``lt``, ``le``, ``gt``, ``ge``),
 logical ops (``logical_and``/``or``/``xor``/``not``) and bitwise ops (``bitwise_and``/
-``or``/``xor``/``not``, ``bitwise_left_shift``/``bitwise_right_shift``).
+``or``/``xor``/``not``, ``bitwise_left_shift``/``bitwise_right_shift``) and the
+special-value predicates (``isnan``, ``isinf``, ``isposinf``, ``isneginf``, ``isfinite``).
 
 Comparisons compute in the promoted dtype of their operands and give bool (type
 promotion and in-place variants: see ``_operands.py``).
 
 ONNX ops: Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not,
-BitwiseAnd/Or/Xor/Not (opset 18), BitShift.
+BitwiseAnd/Or/Xor/Not (opset 18), BitShift, IsNaN, IsInf (``detect_positive`` /
+``detect_negative`` for isposinf / isneginf; isfinite is Not(IsNaN or IsInf)).
 
 Compositions where ONNX has no op, or its op differs from ember's:
 
 * ``bitwise_*`` on integers need opset 18 (bool works at any opset through And/Or/Xor/
   Not); the shifts take uint8 only (ONNX BitShift is unsigned), counts of 8 or more give 0
   (ONNX leaves them undefined; a Where puts the 0 in).
+* The predicates on integers and bools (no NaN or infinity): ``Equal(x, x)`` (all True,
+  for isfinite) or its ``Not`` (all False), which keep x's shape at any batch size.
 
 References: the ONNX operator specifications (https://onnx.ai/onnx/operators/); PyTorch's
 ``torch/onnx/symbolic_opset9.py`` ... ``symbolic_opset20.py`` as the reference mapping.
@@ -123,3 +127,37 @@ builtin("ember::bitwise_left_shift")(_shift("LEFT"))
 builtin("ember::bitwise_right_shift")(_shift("RIGHT"))
 
 del _name, _op_type
+
+
+# ---- special values ----
+
+def _all(g, x, value: bool):
+    """A bool tensor of x's shape, all ``value`` (integers and bools have no NaN or inf)."""
+    same = _bool(g, "Equal", x, x)
+    return same if value else _bool(g, "Not", same)
+
+
+def _predicate(name, op_type, nonfloat: bool, **attrs):
+    def symbolic(g, x):
+        if not x.dtype.is_floating_point:
+            return _all(g, x, nonfloat)
+        return _node(g, op_type, x, dtype=_t.bool_, **attrs)
+    symbolic.__name__ = name
+    symbolic.__doc__ = f"{op_type}{attrs or ''} on floats; {nonfloat} for integers and bools."
+    return symbolic
+
+
+builtin("ember::isnan")(_predicate("isnan", "IsNaN", False))
+builtin("ember::isinf")(_predicate("isinf", "IsInf", False))
+builtin("ember::isposinf")(_predicate("isposinf", "IsInf", False, detect_negative=0))
+builtin("ember::isneginf")(_predicate("isneginf", "IsInf", False, detect_positive=0))
+
+
+@builtin("ember::isfinite")
+def isfinite(g, x):
+    """Not(Or(IsNaN(x), IsInf(x))); True for integers and bools."""
+    if not x.dtype.is_floating_point:
+        return _all(g, x, True)
+    special = _bool(g, "Or", _node(g, "IsNaN", x, dtype=_t.bool_),
+                    _node(g, "IsInf", x, dtype=_t.bool_))
+    return _bool(g, "Not", special)

@@ -1,5 +1,5 @@
 """Symbolics of the indexing ops: ``x[...]`` (``index``), ``index_select``, ``gather``,
-``scatter``/``scatter_add``, ``take_along_dim`` and ``one_hot``.
+``scatter``/``scatter_add``, ``take_along_dim``, ``one_hot`` and ``nonzero``.
 
 Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
 
@@ -12,7 +12,9 @@ Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
   ``scatter.value`` -> ``ScatterElements``; ``scatter_add`` -> ``ScatterElements`` with
   ``reduction="add"`` (opset 16 on); ``take_along_dim`` -> ``Expand`` + ``GatherElements``
   (``Gather`` on the flattened tensor without dim); ``one_hot`` -> ``OneHot``
-  (``num_classes=-1`` reads ``max + 1`` at run time).
+  (``num_classes=-1`` reads ``max + 1`` at run time); ``nonzero`` -> ``NonZero`` +
+  ``Transpose`` (ONNX gives (ndim, K), ember (K, ndim); a 0-d input is taken as (1,)
+  and the (K, 1) result sliced to ember's (K, 0)).
 
 Dynamic axes (see ``shape.py`` and ``slicing.py``): in ``x[...]`` an int or a slice
 bound that follows a dynamic axis stops the export, except a slice along that dynamic
@@ -290,3 +292,21 @@ def one_hot(g, x, num_classes):
         out = g.op("OneHot", _unsqueeze(g, x, [0]), depth, values, axis=-1, dtype=_t.int64)
         return _squeeze(g, out, [0])
     return g.op("OneHot", x, depth, values, axis=-1, dtype=_t.int64)
+
+
+@builtin("ember::nonzero")
+def nonzero(g, x):
+    """NonZero, transposed to ember's (K, ndim) int64 indices (NaN counts as non-zero);
+    K depends on the data, so it is dynamic (``g.data_dependent``), not the traced K."""
+    scalar = x.rank == 0
+    if x.dtype not in (_t.float32, _t.int32, _t.int64, _t.uint8, _t.bool_):
+        # the types onnxruntime's NonZero lacks: x != 0 (NaN too) as bool
+        zero = g.constant(np.zeros((), dtype=x.dtype.numpy))
+        x = g.op("Not", g.op("Equal", x, zero, dtype=_t.bool_), dtype=_t.bool_)
+    if scalar:
+        x = g.op("Reshape", x, g.ints([1]), dtype=x.dtype)
+    idx = g.op("Transpose", g.op("NonZero", x, dtype=_t.int64), perm=[1, 0], dtype=_t.int64)
+    if scalar:
+        idx = g.op("Slice", idx, g.ints([0]), g.ints([0]), g.ints([1]), dtype=_t.int64)
+    g.data_dependent(0, [0])
+    return idx

@@ -15,7 +15,9 @@ Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
   vectors; ``einsum`` -> ``Einsum``; ``bilinear`` -> ``Einsum`` + ``Add``.
 * ``softmax``/``log_softmax`` -> ``Softmax``/``LogSoftmax`` (opset 13's single-axis
   semantics, after a ``Cast`` for the ``dtype`` argument).
-* ``dropout`` in evaluation -> nothing (the input itself); ``embedding`` -> ``Gather``;
+* ``dropout`` (and ``feature_dropout``, ``alpha_dropout``, ``feature_alpha_dropout``: the
+  Dropout1d/2d/3d, AlphaDropout and FeatureAlphaDropout layers) in evaluation -> nothing
+  (the input itself); ``embedding`` -> ``Gather``;
   ``pad`` -> ``Pad`` (constant, reflect, edge) with ``Slice`` for negative amounts, and
   ``Slice`` + ``Concat`` for circular (wrap) padding.
 
@@ -241,12 +243,15 @@ def log_softmax(g, x, dim, dtype):
 
 # --- dropout, embedding -----------------------------------------------------------------------
 
-@builtin("ember::dropout")
+@builtin("ember::dropout", "ember::feature_dropout", "ember::alpha_dropout",
+         "ember::feature_alpha_dropout")
 def dropout(g, x, p, train):
-    """The identity in evaluation (or p == 0): the input itself."""
+    """The identity in evaluation (or p == 0): the input itself. ``feature_dropout``
+    (Dropout1d/2d/3d) and the alpha variants are identities there too."""
     if train and p != 0:
-        g.fail(f"dropout with train=True (p={p}) is random; export the model in eval mode "
-               f"(model.eval()), or call dropout with training=False")
+        name = g.node.kind.split("::")[-1] if g.node is not None else "dropout"
+        g.fail(f"{name} with train=True (p={p}) is random; export the model in eval mode "
+               f"(model.eval()), or call it with training=False")
     return x
 
 

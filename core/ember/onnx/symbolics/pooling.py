@@ -1,5 +1,6 @@
 """Symbolics of the pooling ops: ``max_pool1d/2d``, ``max_pool2d_with_indices``,
-``avg_pool1d/2d`` and ``adaptive_avg_pool2d``.
+``avg_pool1d/2d``, ``adaptive_avg_pool2d`` and ``adaptive_max_pool1d/2d``. (LPPool1d/2d
+trace as ``pow``, ``avg_pool`` and elementwise ops, each exported by its own symbolic.)
 
 Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
 
@@ -8,6 +9,11 @@ Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
   get ember's per-plane ``h * W + w``. ``avg_pool1d/2d`` -> ``AveragePool``;
   ``adaptive_avg_pool2d`` -> ``GlobalAveragePool`` (output 1x1), ``AveragePool`` (sizes
   that divide), else ``MatMul`` with the averaging matrices ember itself uses.
+  ``adaptive_max_pool1d/2d`` -> ``GlobalMaxPool`` (output 1, indices unused), else
+  ``MaxPool`` with a derived kernel and stride when ember's windows all have one length
+  and one spacing (the input size divides the output size, and a few more), its indices
+  as max_pool2d_with_indices's; other sizes are an UnsupportedOperatorError (ONNX pooling
+  has no windows of varying length), as in PyTorch's exporter.
 
 Departures and choices:
 
@@ -34,8 +40,9 @@ import numpy as np
 
 from ... import types as _t
 from ...nn.functional.pooling import _window_counts  # ember's own divisors, shared
+from ..errors import UnsupportedOperatorError
 from ..registry import builtin
-from ._shapes import _batched, _ntuple, _spatial, _unbatched
+from ._shapes import _batched, _ntuple, _spatial, _squeeze, _typed, _unbatched, _unsqueeze
 
 
 def _pool_geometry(g, x, nd, kernel, stride, padding, dilation, ceil_mode) -> dict:
@@ -230,3 +237,64 @@ def adaptive_avg_pool2d(g, x, output_size):
         y = g.op("MatMul", y, g.constant(_averaging_matrix(w, ow).T, dtype=x.dtype),
                  dtype=x.dtype)
     return y
+
+
+def _adaptive_window(n: int, n_out: int):
+    """(kernel, stride) of a MaxPool whose windows are ember's adaptive windows over a dim
+    of size n (cells floor(i n / out) .. ceil((i + 1) n / out) - 1), or None when those
+    differ in length or spacing."""
+    bounds = [(i * n // n_out, -(-(i + 1) * n // n_out)) for i in range(n_out)]
+    k = bounds[0][1] - bounds[0][0]
+    s = bounds[1][0] if n_out > 1 else 1
+    if s < 1 or any(e - b != k or b != i * s for i, (b, e) in enumerate(bounds)):
+        return None
+    return k, s
+
+
+def _adaptive_max_pool(g, x, nd: int, output_size):
+    name = f"adaptive_max_pool{nd}d"
+    out = _ntuple(output_size, nd)
+    # NOTE: the node always has the indices output; build them only when they are read
+    indices = g.node is None or g.node.outputs[1].has_uses()
+    sizes, dynamic = _spatial(x, nd)
+    if all(o == 1 for o in out) and not indices:
+        xb, added = _batched(g, x, nd)
+        return _unbatched(g, g.op("GlobalMaxPool", xb, dtype=x.dtype), added), None
+    if dynamic:
+        g.fail(f"{name} to {out} over a dynamic spatial axis: its windows depend on the input "
+               f"size, which ONNX pooling cannot follow; export with static spatial sizes, or "
+               f"pool to size 1 without indices")
+    if 0 in out:
+        g.fail(f"{name} to an empty output {out} is not exported")
+    geo = [_adaptive_window(n, o) for n, o in zip(sizes, out)]
+    if None in geo:
+        raise UnsupportedOperatorError(
+            g.node.kind if g.node is not None else f"ember::{name}",
+            f"ONNX export of {name}: input size {list(sizes)} to output size {out} gives "
+            f"windows of different lengths or spacings, which ONNX MaxPool cannot express "
+            f"(it exports when each output size divides its input size, or is 1); resize the "
+            f"input to a multiple of the output size (F.interpolate or padding), or register "
+            f"a symbolic with ember.onnx.register_symbolic", g.node)
+    kernel, stride = [k for k, _ in geo], [s for _, s in geo]
+    if not indices:
+        return _max_pool(g, x, nd, kernel, stride, 0, 1, False), None
+    if nd == 2:
+        return _max_pool(g, x, 2, kernel, stride, 0, 1, False, True)
+    # 1-D indices: pool (.., 1, L) as a plane of height 1, whose indices are positions in L
+    x2 = _typed(_unsqueeze(g, x, [-2]), x.sizes[:-1] + (1,) + x.sizes[-1:],
+                x.dynamic[:-1] + (False,) + x.dynamic[-1:] if x.dynamic else None)
+    y, idx = _max_pool(g, x2, 2, [1] + kernel, [1] + stride, 0, 1, False, True)
+    return _squeeze(g, y, [-2]), _squeeze(g, idx, [-2])
+
+
+@builtin("ember::adaptive_max_pool2d")
+def adaptive_max_pool2d(g, x, output_size):
+    """GlobalMaxPool for 1x1 without indices, else MaxPool with the derived kernel and
+    stride (UnsupportedOperatorError when ember's windows vary)."""
+    return _adaptive_max_pool(g, x, 2, output_size)
+
+
+@builtin("ember::adaptive_max_pool1d")
+def adaptive_max_pool1d(g, x, output_size):
+    """As adaptive_max_pool2d, along L; indices through a height-1 MaxPool."""
+    return _adaptive_max_pool(g, x, 1, output_size)

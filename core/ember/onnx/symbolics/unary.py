@@ -1,15 +1,16 @@
 """Symbolics of ember's unary elementwise ops: math (``exp``, ``exp2``, ``expm1``,
-``log``, ``log2``, ``log10``, ``log1p``, ``sqrt``, ``rsqrt``, ``reciprocal``,
-trigonometric and hyperbolic functions, ``erf``, ``abs``, ``neg``, ``sign``), rounding
-(``floor``, ``ceil``, ``trunc``, ``round``), activations (``relu``, ``sigmoid``, ``tanh``,
-``silu``, ``gelu``, and with parameters ``leaky_relu``, ``elu``, ``hardtanh``, ``relu6``),
-``clamp`` and ``nan_to_num``.
+``log``, ``log2``, ``log10``, ``log1p``, ``sqrt``, ``rsqrt``, ``reciprocal``, ``square``,
+trigonometric and (inverse) hyperbolic functions, ``erf``, ``erfc``, ``abs``, ``neg``,
+``sign``), rounding (``floor``, ``ceil``, ``trunc``, ``round``), activations (``relu``,
+``sigmoid``, ``tanh``, ``silu``, ``gelu``, and with parameters ``leaky_relu``, ``elu``,
+``hardtanh``, ``relu6``; the others are in ``activation.py``), ``clamp`` and
+``nan_to_num``.
 
 Type promotion, float16/bfloat16 and in-place variants: see ``_operands.py``.
 
 ONNX ops: Abs, Neg, Sign, Exp, Log, Sqrt, Reciprocal, Sin/Cos/Tan, Asin/Acos/Atan,
-Sinh/Cosh, Tanh, Sigmoid, Relu, LeakyRelu, Elu, Gelu (opset 20), Erf, Floor, Ceil, Round,
-Clip, IsNaN, IsInf.
+Sinh/Cosh, Asinh/Acosh/Atanh, Tanh, Sigmoid, Relu, LeakyRelu, Elu, Gelu (opset 20), Erf,
+Floor, Ceil, Round, Clip, IsNaN, IsInf.
 
 Compositions where ONNX has no op, or its op differs from ember's:
 
@@ -18,6 +19,7 @@ Compositions where ONNX has no op, or its op differs from ember's:
   ``log(u) * x / (u - 1)`` with ``u = 1 + x``, Kahan's ``(u - 1) * x / log(u)`` with
   ``u = exp(x)``), ``log2`` / ``log10`` divide ``Log`` by ln 2 / ln 10, ``exp2`` is
   ``Pow(2, x)``.
+* ``erfc`` is ``1 - Erf(x)`` (ONNX has no Erfc), ``square`` is ``Mul(x, x)``.
 * ``sign`` gives 0 for NaN, as ember (ONNX Sign gives NaN); ``nan_to_num`` is
   IsNaN/IsInf + Where.
 * ``gelu``: the Gelu op from opset 20; below, ``0.5 * x * (1 + Erf(x / sqrt 2))`` or
@@ -28,7 +30,8 @@ Compositions where ONNX has no op, or its op differs from ember's:
   is the dtype's largest finite value, which would clip inf).
 
 Departures: ``elu`` in float32 uses ``exp(x) - 1`` (an absolute error below
-1.2e-7 * alpha near 0).
+1.2e-7 * alpha near 0); ``erfc`` as ``1 - Erf`` keeps an absolute, not a relative,
+precision (float32: erfc(4) = 1.5e-8 comes out as 0 or 6e-8).
 
 References: the ONNX operator specifications (https://onnx.ai/onnx/operators/); PyTorch's
 ``torch/onnx/symbolic_opset9.py`` ... ``symbolic_opset20.py`` as the reference mapping;
@@ -54,6 +57,7 @@ _FLOAT_UNARY = {
     "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "tan": "Tan",
     "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
     "tanh": "Tanh", "sigmoid": "Sigmoid", "erf": "Erf", "reciprocal": "Reciprocal",
+    "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh",
 }
 
 
@@ -125,6 +129,21 @@ def expm1(g, x):
     r = _node(g, "Where", _bool(g, "Equal", um1, minus_one), minus_one, r, dtype=ct)
     r = _node(g, "Where", _bool(g, "Equal", u, g.scalar(1, dtype=ct)), x, r, dtype=ct)
     return g.cast(r, dt)
+
+
+@builtin("ember::erfc")
+def erfc(g, x):
+    """1 - Erf(x) (ONNX has no Erfc): an absolute error of Erf's, near 1e-7 in float32,
+    where ember keeps erfc's relative precision in the tail (erfc(5) = 1.5e-12)."""
+    x, dt = _float_in(g, x)
+    return g.cast(_op(g, "Sub", g.scalar(1, dtype=x.dtype), _unary(g, "Erf", x)), dt)
+
+
+@builtin("ember::square")
+def square(g, x):
+    """Mul(x, x) in the output dtype (bool squares as int64, as ember)."""
+    x = g.cast(x, _out(g, x))
+    return _op(g, "Mul", x, x)
 
 
 @builtin("ember::rsqrt")

@@ -96,6 +96,11 @@ UNARY = {
     "elu": (lambda x: F.elu(x, alpha=0.7), (-3, 3), True),
     "hardtanh": (lambda x: F.hardtanh(x, -0.5, 2.0), (-3, 3), True),
     "relu6": (lambda x: F.relu6(x), (-3, 8), True),
+    "asinh": (lambda x: x.asinh(), (-3, 3), False),
+    "acosh": (lambda x: x.acosh(), (1.05, 5), False),
+    "atanh": (lambda x: x.atanh(), (-0.95, 0.95), False),
+    "erfc": (lambda x: x.erfc(), (-3, 3), False),
+    "square": (lambda x: x.square(), (-3, 3), True),
 }
 
 

@@ -296,6 +296,32 @@ def test_masked_fill():
     check_export(lambda x: (x > 0).masked_fill(x > 1, False), (x,))    # bool
 
 
+# ---- addcmul ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("value", [1, 0.5, -2.7])
+@pytest.mark.parametrize("dtypes", [(np.float32,) * 3, (np.float64,) * 3, (np.int64,) * 3,
+                                    (np.float32, np.int64, np.float64), (np.int32,) * 3])
+def test_addcmul(dtypes, value, opset):
+    """self + value * (t1 * t2): broadcasting, promotion, value truncated for integers."""
+    shapes = [(3, 4), (4,), (3, 1)]
+    args = [uniform(s, dtype=d) if np.dtype(d).kind == "f" else ints(s, dtype=d)
+            for s, d in zip(shapes, dtypes)]
+    fn = lambda a, b, c: E.addcmul(a, b, c, value=value)
+    m = check_export(fn, args, opset_version=opset)
+    cast = np.array(value).astype(fn(*args).numpy().dtype)     # as ember casts value
+    assert ops_in(m).count("Mul") == (1 if cast == 1 else 2)
+    check_export(fn, args, opset_version=opset, dynamic_axes={0: [0], 2: [0]},
+                 more_inputs=[uniform((5, 4)).to(args[0].dtype), args[1],
+                              uniform((5, 1)).to(args[2].dtype)])
+
+
+def test_addcmul_special_values():
+    x = t(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5]), np.float32)
+    check_export(lambda a: E.addcmul(a, a, a, value=0.25), (x,))
+    check_export(lambda a: a.addcmul(a, a), (x.double(),))
+
+
 # ---- float16 / bfloat16 -------------------------------------------------------------------
 
 @pytest.mark.parametrize("opset", [13, 17])
@@ -309,7 +335,8 @@ def test_half_precision_models_check(dtype, opset):
         list(COMPARE.values()) + [lambda a, b: E.where(a > 0, a, b),
                                   lambda a, b: a.lerp(b, 0.3), lambda a, b: a.lerp(b, b),
                                   lambda a, b: a.clamp(b, 1.0), lambda a, b: a.clamp(0, 1),
-                                  lambda a, b: a.masked_fill(b > 0, 1.0)]
+                                  lambda a, b: a.masked_fill(b > 0, 1.0),
+                                  lambda a, b: E.addcmul(a, a, b, value=0.5)]
     for fn in fns:
         arity = fn.__code__.co_argcount
         model = export_only(fn, (a, b)[:arity], opset)

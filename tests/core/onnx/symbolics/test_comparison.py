@@ -12,7 +12,7 @@ import ember as E
 import ember.onnx as eo
 
 from .._check import check_export, ops_in
-from ._shared import COMPARE, _rng, ints, t, uniform
+from ._shared import COMPARE, _rng, export_only, ints, t, uniform
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -106,6 +106,42 @@ def test_shifts_uint8(opset):
         assert "BitShift" in ops_in(check_export(fn, (a, b), opset_version=opset))
     check_export(lambda a: a << 3, (a,), opset_version=opset)
     check_export(lambda a: a >> 300, (a,), opset_version=opset)        # 300 wraps to 44
+
+
+# ---- special values -----------------------------------------------------------------------
+
+PREDICATES = {"isnan": E.isnan, "isinf": E.isinf, "isposinf": E.isposinf,
+              "isneginf": E.isneginf, "isfinite": E.isfinite}
+
+
+@pytest.mark.parametrize("opset", [13, 17, 20])
+@pytest.mark.parametrize("name", list(PREDICATES))
+def test_predicates(name, opset):
+    fn = PREDICATES[name]
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 1e308])
+    for dtype in (np.float32, np.float64):
+        m = check_export(fn, (t(special, dtype),), opset_version=opset)
+        assert ops_in(m)[0] in ("IsNaN", "IsInf")
+    # integers and bools have no NaN or infinity: Equal(x, x) (isfinite) or its Not
+    for x in (ints((3, 4)), t([True, False]), ints((2, 2), dtype=np.int32)):
+        assert ops_in(check_export(fn, (x,), opset_version=opset))[0] == "Equal"
+    check_export(fn, (uniform((2, 3)),), dynamic_axes={0: [0]}, opset_version=opset,
+                 more_inputs=(uniform((4, 3)),))
+    check_export(fn, (ints((2, 3)),), dynamic_axes={0: [0, 1]}, opset_version=opset,
+                 more_inputs=(ints((4, 5)),))
+
+
+def test_isposinf_isneginf_attributes():
+    m = check_export(E.isposinf, (t([np.inf, -np.inf, 1.0], np.float32),))
+    attrs = {a.name: a.i for a in m.graph.node[0].attribute}
+    assert attrs == {"detect_negative": 0}
+
+
+@pytest.mark.parametrize("dtype", [E.float16, E.bfloat16])
+def test_predicates_half_precision_check(dtype):
+    for fn in PREDICATES.values():      # IsInf takes halves from opset 20: float32 before
+        for opset in (13, 20):
+            export_only(fn, (uniform((3,)).to(dtype),), opset)
 
 
 # ---- g.fail paths -------------------------------------------------------------------------

@@ -159,3 +159,34 @@ def test_traced_tensor_indices_export():
     assert {"Gather", "Compress"} <= set(ops_in(model))
     got = run_onnx(model, [x.numpy(), np.array([3, 1, 0], np.int64)])   # another index
     assert_close(got[0], x.numpy()[[3, 1, 0]])
+
+
+# ---- nonzero -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_nonzero(dtype, opset):
+    """NonZero + Transpose; K follows the data: the output's first dim is a dim_param and
+    the model runs on inputs with other counts."""
+    x = data((3, 4), dtype)
+    m = check_export(E.nonzero, (x,), opset_version=opset)
+    assert ops_in(m) == ["NonZero", "Transpose"]
+    assert m.graph.output[0].type.tensor_type.shape.dim[0].dim_param
+    for seed in (1, 2):
+        other = data((3, 4), dtype, seed=seed)
+        assert_close(run_onnx(m, [other.numpy()])[0], E.nonzero(other).numpy())
+    # later ops see K as dynamic too
+    fn = lambda x: (E.nonzero(x) * 2).reshape(-1, 1)
+    m = check_export(fn, (x,), opset_version=opset)
+    other = data((3, 4), dtype, seed=3)
+    assert_close(run_onnx(m, [other.numpy()])[0], fn(other).numpy())
+
+
+def test_nonzero_dtypes_nan_and_0d():
+    special = np.array([np.nan, 0.0, -0.0, np.inf, 1e-30], np.float64)
+    check_export(E.nonzero, (E.tensor(special),))                        # Not(Equal(x, 0))
+    check_export(E.nonzero, (E.tensor(np.array([[0, 3], [-1, 0]], np.int8)),))
+    for v in (0.0, 2.5):                                                 # ember's (K, 0)
+        check_export(E.nonzero, (E.tensor(np.array(v, np.float32)),))
+    check_export(E.nonzero, (data((2, 3, 4)),), dynamic_axes={0: [0]},
+                 more_inputs=(data((5, 3, 4), seed=1),))

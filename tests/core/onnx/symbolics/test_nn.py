@@ -398,6 +398,28 @@ def test_dropout_eval_is_identity(opset):
     assert ops_in(m) == []
 
 
+@pytest.mark.parametrize("layer,shape", [
+    (lambda: nn.Dropout1d(0.3), (2, 3, 4)), (lambda: nn.Dropout1d(0.3), (3, 4)),
+    (lambda: nn.Dropout2d(0.3), (2, 3, 4, 4)), (lambda: nn.Dropout3d(0.3), (3, 2, 2, 2)),
+    (lambda: nn.AlphaDropout(0.3), (2, 5)), (lambda: nn.FeatureAlphaDropout(0.3), (2, 3, 4)),
+])
+def test_dropout_variants_eval_are_identity(layer, shape):
+    model = nn.Sequential(nn.Linear(shape[-1], 3), layer()).train()
+    m = check_export(model, (randn(*shape),))
+    # unbatched Dropout1d/3d add and remove a batch dim in eval too, as ember
+    assert set(ops_in(m)) <= {"Gemm", "Transpose", "MatMul", "Add", "Constant", "Unsqueeze",
+                              "Squeeze"} and model.training
+
+
+@pytest.mark.parametrize("kind", ["feature_dropout", "alpha_dropout", "feature_alpha_dropout"])
+def test_dropout_variants_training_fail(kind):
+    fails(f"""graph(%x : Float(2, 3)):
+  %p : float = prim::Constant[value=0.5]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Float(2, 3) = ember::{kind}(%x, %p, %t)
+  return (%y)""", rf"{kind} with train=True .*model\.eval\(\)")
+
+
 def test_dropout_training_fails():
     fails("""graph(%x : Float(2, 3)):
   %p : float = prim::Constant[value=0.5]()
@@ -490,12 +512,21 @@ LAYERS = {  # every layer of the families this module exports -> (layer, inputs)
     "AvgPool2d": lambda: (nn.AvgPool2d(2, divisor_override=3), [randn(2, 3, 6, 6)]),
     "AdaptiveAvgPool1d": lambda: (nn.AdaptiveAvgPool1d(3), [randn(2, 3, 7)]),
     "AdaptiveAvgPool2d": lambda: (nn.AdaptiveAvgPool2d((2, 3)), [randn(2, 3, 6, 7)]),
+    "AdaptiveMaxPool1d": lambda: (nn.AdaptiveMaxPool1d(3, True), [randn(2, 3, 9)]),
+    "AdaptiveMaxPool2d": lambda: (nn.AdaptiveMaxPool2d((2, 3)), [randn(2, 3, 6, 9)]),
+    "LPPool1d": lambda: (nn.LPPool1d(2, 3, 2), [randn(2, 3, 7)]),
+    "LPPool2d": lambda: (nn.LPPool2d(3, 2), [randn(2, 3, 6, 6)]),
     "BatchNorm1d": lambda: (with_stats(nn.BatchNorm1d(3)), [randn(2, 3)]),
     "BatchNorm2d": lambda: (with_stats(nn.BatchNorm2d(3)), [randn(2, 3, 4, 4)]),
     "BatchNorm3d": lambda: (with_stats(nn.BatchNorm3d(3)), [randn(2, 3, 2, 2, 2)]),
     "LayerNorm": lambda: (nn.LayerNorm(4), [randn(2, 3, 4)]),
     "GroupNorm": lambda: (nn.GroupNorm(2, 4), [randn(2, 4, 3)]),
     "Dropout": lambda: (nn.Dropout(0.2), [randn(2, 3)]),
+    "Dropout1d": lambda: (nn.Dropout1d(0.2), [randn(2, 3, 4)]),
+    "Dropout2d": lambda: (nn.Dropout2d(0.2), [randn(2, 3, 4, 4)]),
+    "Dropout3d": lambda: (nn.Dropout3d(0.2), [randn(2, 3, 2, 2, 2)]),
+    "AlphaDropout": lambda: (nn.AlphaDropout(0.2), [randn(2, 3)]),
+    "FeatureAlphaDropout": lambda: (nn.FeatureAlphaDropout(0.2), [randn(2, 3, 4)]),
     "Embedding": lambda: (nn.Embedding(5, 3), [randint(0, 5, (2, 4))]),
     "Flatten": lambda: (nn.Flatten(), [randn(2, 3, 4)]),
     "Softmax": lambda: (nn.Softmax(-1), [randn(2, 3)]),

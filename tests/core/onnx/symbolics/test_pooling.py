@@ -180,3 +180,65 @@ def test_adaptive_avg_pool_float64():
     # the MatMul path runs (float64 MatMul exists); pooling ops are checked only
     check_export(nn.AdaptiveAvgPool2d((3, 5)), (randn(2, 3, 8, 8, dtype=np.float64),))
     export_checked_only(nn.AdaptiveAvgPool2d(1), (randn(2, 3, 8, 8, dtype=np.float64),))
+
+
+ADAPTIVE_MAX = [  # (layer, input shape, ops without the indices)
+    (lambda i: nn.AdaptiveMaxPool2d((3, 2), i), (2, 3, 6, 6), ["MaxPool"]),
+    (lambda i: nn.AdaptiveMaxPool2d((2, 3), i), (2, 3, 3, 4), ["MaxPool"]),   # stride 1
+    (lambda i: nn.AdaptiveMaxPool2d(1, i), (2, 3, 5, 7), ["GlobalMaxPool"]),
+    (lambda i: nn.AdaptiveMaxPool2d((None, 2), i), (3, 5, 6), None),          # unbatched
+    (lambda i: nn.AdaptiveMaxPool1d(4, i), (2, 3, 8), ["MaxPool"]),
+    (lambda i: nn.AdaptiveMaxPool1d(1, i), (2, 3, 7), ["GlobalMaxPool"]),
+    (lambda i: nn.AdaptiveMaxPool1d(3, i), (3, 9), None),
+    (lambda i: nn.AdaptiveMaxPool1d(3, i), (2, 3, 7), ["MaxPool"]),   # 7 -> 3: k 3, stride 2
+]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("indices", [False, True])
+@pytest.mark.parametrize("case", range(len(ADAPTIVE_MAX)))
+def test_adaptive_max_pool(case, indices, opset):
+    make, shape, ops = ADAPTIVE_MAX[case]
+    m = check_export(make(indices), (randn(*shape),), opset_version=opset)
+    if ops is not None and not indices:
+        assert ops_in(m) == ops
+    if indices:                 # MaxPool's Indices, per plane as ember's
+        assert "MaxPool" in ops_in(m) and "Mod" in ops_in(m)
+
+
+def test_adaptive_max_pool_dynamic_and_float64():
+    check_export(nn.AdaptiveMaxPool2d(1), (randn(2, 3, 7, 5),), dynamic_axes={0: [0, 2, 3]},
+                 more_inputs=(randn(3, 3, 4, 9, seed=1),))
+    check_export(nn.AdaptiveMaxPool2d((3, 2), True), (randn(2, 3, 6, 6),),
+                 dynamic_axes={0: [0]}, more_inputs=(randn(4, 3, 6, 6, seed=1),))
+    check_export(nn.AdaptiveMaxPool2d((3, 2), True), (randn(2, 3, 6, 6, dtype=np.float64),))
+    # no float64 GlobalMaxPool kernel in onnxruntime's CPU provider: checker only
+    export_checked_only(nn.AdaptiveMaxPool2d(1), (randn(2, 3, 6, 6, dtype=np.float64),))
+    with pytest.raises(eo.OnnxExportError, match="adaptive_max_pool2d to .*dynamic spatial"):
+        eo.export(nn.AdaptiveMaxPool2d(2), (randn(1, 2, 8, 8),), None, input_names=["x"],
+                  dynamic_axes={"x": [3]})
+
+
+def test_adaptive_max_pool_uneven_windows_fail():
+    """6 -> 4 gives windows of lengths 2 and 3: no MaxPool has them."""
+    with pytest.raises(eo.UnsupportedOperatorError,
+                       match=r"\[6, 6\] to output size \[4, 4\].*multiple of the output"):
+        eo.export(nn.AdaptiveMaxPool2d(4), (randn(1, 2, 6, 6),), None)
+    with pytest.raises(eo.UnsupportedOperatorError, match="adaptive_max_pool1d"):
+        eo.export(nn.AdaptiveMaxPool1d(4), (randn(1, 2, 7),), None)     # 2, 3, 3, 2
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("layer,shape", [
+    (lambda: nn.LPPool2d(2, 2), (2, 3, 6, 6)),
+    (lambda: nn.LPPool2d(1.5, (2, 3), stride=(1, 2)), (2, 3, 5, 7)),
+    (lambda: nn.LPPool2d(3, 3, 2, ceil_mode=True), (1, 2, 8, 8)),
+    (lambda: nn.LPPool2d(float("inf"), 2), (2, 3, 6, 6)),
+    (lambda: nn.LPPool1d(2, 3), (2, 3, 8)),
+    (lambda: nn.LPPool1d(1, 2, 1, ceil_mode=True), (3, 7)),
+])
+def test_lp_pool(layer, shape, opset):
+    """Traced as ember's composite: pow, avg_pool, sign/abs/relu, mul, pow."""
+    x = randn(*shape).abs()         # x^p of negative x is NaN for fractional p, as in ember
+    m = check_export(layer(), (x,), opset_version=opset)
+    assert {"AveragePool", "MaxPool"} & set(ops_in(m))

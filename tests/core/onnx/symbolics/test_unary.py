@@ -51,7 +51,7 @@ def test_unary_float64(name):
 
 
 @pytest.mark.parametrize("name", ["exp", "exp2", "log2", "sqrt", "rsqrt", "sin", "tanh",
-                                  "sigmoid", "reciprocal", "log1p", "expm1"])
+                                  "sigmoid", "reciprocal", "log1p", "expm1", "asinh", "erfc"])
 def test_float_math_promotes_integers(name):
     fn = UNARY[name][0]
     m = check_export(fn, (ints((3, 4), 1, 6),))
@@ -59,7 +59,8 @@ def test_float_math_promotes_integers(name):
 
 
 @pytest.mark.parametrize("name", ["relu", "abs", "neg", "positive", "sign", "floor", "ceil",
-                                  "trunc", "round", "nan_to_num", "hardtanh", "relu6"])
+                                  "trunc", "round", "nan_to_num", "hardtanh", "relu6",
+                                  "square"])
 def test_dtype_keeping_ops_on_int64(name):
     m = check_export(UNARY[name][0], (ints((3, 4)),))
     assert m.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.INT64
@@ -68,7 +69,7 @@ def test_dtype_keeping_ops_on_int64(name):
 @pytest.mark.parametrize("name", ["log1p", "expm1", "sign", "nan_to_num", "floor", "ceil",
                                   "trunc", "round", "round_2", "relu", "abs", "neg",
                                   "sigmoid", "exp2", "log2", "rsqrt", "leaky_relu", "elu",
-                                  "hardtanh", "relu6", "silu"])
+                                  "hardtanh", "relu6", "silu", "square"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_unary_special_values(name, dtype):
     """nan, +-inf, +-0, tiny values (log1p/expm1 keep their relative precision) and
@@ -93,6 +94,18 @@ def test_unary_ops_map_to_single_onnx_ops():
     assert ops_in(check_export(lambda x: x.sigmoid(), (ints((3,)),))) == ["Cast", "Sigmoid"]
     assert "Clip" in ops_in(check_export(lambda x: F.relu6(x), (x,)))
     assert ops_in(check_export(lambda x: +x, (x,))) == []
+
+
+def test_inverse_hyperbolic_and_erfc_map_to_onnx_ops():
+    x = t(np.array([-0.9, -0.5, 0.0, 0.3, 0.99]), np.float32)
+    assert ops_in(check_export(lambda x: x.asinh(), (x,))) == ["Asinh"]
+    assert ops_in(check_export(lambda x: x.atanh(), (x,))) == ["Atanh"]
+    assert ops_in(check_export(lambda x: (x + 2).acosh(), (x,)))[-1] == "Acosh"
+    # 1 - Erf: within 1e-7 absolutely, also in the tail and at the special values
+    special = t(np.concatenate([SPECIAL, [4.0, -4.0, 6.0, 10.0]]), np.float32)
+    assert ops_in(check_export(lambda x: x.erfc(), (special,))) == ["Constant", "Erf", "Sub"]
+    m = check_export(lambda x: x.square(), (t([True, False]),))   # bool squares as int64
+    assert m.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.INT64
 
 
 def test_nan_to_num_values_and_integers():
