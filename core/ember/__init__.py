@@ -66,5 +66,6 @@ from . import autograd  # noqa: E402 - needs the ops: its formulas are ember ops
 autograd._install()
 
 from . import nn, optim, utils  # noqa: E402,F401 - nn's composite ops register on import
+from . import linalg  # noqa: E402,F401 - ember.linalg.inv...; registers its composites
 from .serialization import load, save  # noqa: E402
 from . import cuda  # noqa: E402,F401 - ember.cuda.is_available() without an import

@@ -116,23 +116,25 @@ def self_not_tensor_error(op: str, v, pos: int, more: bool) -> TypeError:
     PyTorch has no ``Scalar self`` overload (``number_self`` in native_functions.yaml).
 
     PyTorch's text plus the way out: wrap the number in a tensor, or, for an op the
-    ``math`` module has, use it on Python numbers. ``more``: the op takes other arguments
-    (the suggested call shows ``, ...``).
+    ``math`` module has, use it on Python numbers. ``more``: the op takes arguments after
+    ``self`` (the suggested call shows ``, ...``; one with ``self`` at ``pos`` > 1, as
+    ``polygamma(n, self)``, shows ``..., `` before it).
     """
     err = arg_error(op, "self", pos, "Tensor", v)
-    rest = ", ..." if more else ""
+    before, rest = ("..., " if pos > 1 else ""), (", ..." if more else "")
     if _t.scalar_kind(v) is not None:
         n = v.item() if hasattr(v, "item") else v  # a numpy scalar shows as its number
-        hint = f"wrap the number in a tensor first: ember.{op}(ember.tensor({n!r}){rest})"
+        hint = (f"wrap the number in a tensor first: "
+                f"ember.{op}({before}ember.tensor({n!r}){rest})")
         if callable(getattr(math, op, None)):
-            hint += f", or use math.{op}({n!r}{rest}) for Python numbers"
+            hint += f", or use math.{op}({before}{n!r}{rest}) for Python numbers"
         return TypeError(f"{err}; {hint}")
     if isinstance(v, (list, tuple)):
         return TypeError(f"{err}; wrap the values in a tensor first: "
-                         f"ember.{op}(ember.tensor(values){rest})")
+                         f"ember.{op}({before}ember.tensor(values){rest})")
     if hasattr(v, "__array__") or hasattr(v, "__dlpack__"):
         return TypeError(f"{err}; convert the array first: "
-                         f"ember.{op}(ember.as_tensor(array){rest})")
+                         f"ember.{op}({before}ember.as_tensor(array){rest})")
     return err
 
 

@@ -21,11 +21,15 @@ from .kernels import (copying, data_dependent, factory, indexing, linalg, loss, 
                       softmax, sorting)
 from .kernels import index_update, scan, special
 from .kernels import sampling
+from .kernels import factorizations
+from .kernels import bucketing, special_math
 
 MODULES = (factory, pointwise, pointwise_binary, predicates, reduction, softmax, sorting, shape,
            copying, indexing, data_dependent, linalg, matrix, pooling, loss, optim)
 MODULES += (special, scan, index_update)
 MODULES += (sampling,)
+MODULES += (factorizations,)  # torch.linalg: inv, solve, det, qr, eigh, svd...
+MODULES += (special_math, bucketing)
 
 
 def make_kernels(xp) -> dict:

@@ -121,7 +121,7 @@ def _self_guard(nf: NativeFunction, op: str) -> list[str]:
                 f"raise _no_tensor_error({op!r}, ({', '.join(names)},), {names!r})"]
     pos = 1 + [a.name for a in args].index("self")
     return [f"if self.__class__ is not _Tensor and not _isinstance(self, _Tensor): "
-            f"raise _self_error({op!r}, self, {pos}, {len(args) > 1})"]
+            f"raise _self_error({op!r}, self, {pos}, {len(args) > pos})"]
 
 
 def _one_type_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:

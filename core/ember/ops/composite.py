@@ -234,3 +234,4 @@ def meshgrid(tensors, indexing=None):
 
 # NOTE: last, once ``composite`` exists: these modules register their ops on import
 from . import composite_math, composite_select  # noqa: E402,F401
+from . import composite_products, composite_stack  # noqa: E402,F401

@@ -609,6 +609,62 @@ add("einsum", "batched_three", lambda a, b, c: E.einsum("bi,bij,j->b", a, b, c),
     u(2, 2, 3), u(3))
 add("einsum", "outer_only_letter", lambda x, y: E.einsum("i,jk->ij", x, y), u(2), u(3, 2))
 
+# ==== torch.linalg (ember.linalg) ==============================================================
+# Well-conditioned inputs: ``_wc`` adds 3 I to uniform values in [-2, 2) (|eigenvalues| >= 1
+# for 2x2/3x3); symmetric and SPD ones are built inside the callable (x + x^T, x x^T + I), as
+# eigh/cholesky read one triangle only. Eigen/singular vectors enter through gauge-invariant
+# outputs (v * v, U @ Vh): their signs are arbitrary.
+def _wc(*shape, salt=0):
+    return u(*shape, salt=salt) + 3 * np.eye(shape[-1])
+
+
+def _eye(n):
+    return E.eye(n, dtype=E.float64)
+
+
+def _svd_parts(full_matrices=False):
+    def fn(a):
+        U, S, Vh = E.linalg.svd(a, full_matrices=full_matrices)
+        k = S.shape[-1]
+        U, Vh = U[..., :k], Vh[..., :k, :]
+        return U * U, S, Vh * Vh, U @ Vh
+    return fn
+
+
+add("linalg_inv", "3x3", E.linalg.inv, _wc(3, 3))
+add("linalg_inv", "batched", E.inverse, _wc(2, 2, 2))
+add("linalg_inv", "matrix_power_-2", lambda a: E.linalg.matrix_power(a, -2), _wc(2, 2))
+add("linalg_solve", "matrix_rhs", E.linalg.solve, _wc(3, 3), u(3, 2))
+add("linalg_solve", "vector_rhs_batched", E.linalg.solve, _wc(2, 2, 2), u(2))
+add("linalg_solve", "left_false", lambda a, b: E.linalg.solve(a, b, left=False), _wc(2, 2),
+    u(3, 2))
+add("linalg_solve", "broadcast_batch", E.linalg.solve, _wc(2, 2), u(2, 2, 1))
+add("linalg_det", "3x3", E.linalg.det, _wc(3, 3))
+add("linalg_det", "batched_method", lambda a: a.det(), _wc(2, 2, 2, salt=1))
+add("linalg_slogdet", "negative_det", lambda a: E.linalg.slogdet(a.flip([0]))[1], _wc(3, 3))
+add("linalg_slogdet", "batched_logdet", E.logdet, _wc(2, 2, 2))
+add("linalg_cholesky", "spd_3x3", lambda x: E.linalg.cholesky(x @ x.mT + _eye(3)), u(3, 3))
+add("linalg_cholesky", "upper_batched",
+    lambda x: E.linalg.cholesky(x @ x.mT + _eye(2), upper=True), u(2, 2, 2))
+add("linalg_qr", "tall_3x2", E.linalg.qr, u(3, 2))
+add("linalg_qr", "square_batched", E.linalg.qr, u(2, 2, 2))
+add("linalg_qr", "r_only", lambda a: E.linalg.qr(a)[1], u(4, 3))
+add("linalg_eigh", "3x3", lambda x: (lambda w, v: (w, v * v))(*E.linalg.eigh(x + x.mT)),
+    u(3, 3))
+add("linalg_eigh", "upper_batched",
+    lambda x: (lambda w, v: (w, v * v))(*E.linalg.eigh(x + x.mT, UPLO="U")), u(2, 2, 2))
+add("linalg_eigh", "eigvalsh", lambda x: E.linalg.eigvalsh(x + x.mT), u(3, 3))
+add("linalg_svd", "tall_reduced", _svd_parts(), u(3, 2))
+add("linalg_svd", "wide_reduced", _svd_parts(), u(2, 3))
+add("linalg_svd", "full_tall", _svd_parts(True), u(4, 2))
+add("linalg_svd", "square_batched", _svd_parts(True), u(2, 2, 2))
+add("linalg_svd", "svdvals", E.linalg.svdvals, u(3, 2))
+add("linalg_svd", "matrix_norm_nuc", lambda a: E.linalg.matrix_norm(a, "nuc"), u(2, 3))
+add("linalg_svd", "matrix_norm_2", lambda a: E.linalg.matrix_norm(a, -2), u(3, 3))
+add("linalg_svd", "pinv_tall", E.linalg.pinv, u(3, 2))
+add("linalg_eigh", "pinv_hermitian", lambda x: E.linalg.pinv(x + x.mT + 4 * _eye(2),
+                                                             hermitian=True), u(2, 2))
+
 # ==== written by hand: Tensor.to, indexing =====================================================
 add("_to_copy", "float64_copy", lambda x: x.to(E.float64, copy=True), u(2, 3))
 # float32 rounds the finite-difference step: a coarse eps keeps that error below atol
@@ -695,3 +751,21 @@ add("nll_loss_backward", "mean_weight_ignore",
 add("nll_loss_backward", "none",
     lambda go: E.nll_loss_backward(go, E.zeros(4, 3, dtype=E.float64), _i([1, 2, 0, 2]),
                                    None, "none", -100, E.tensor(np.array(4.0))), u(4))
+
+
+# special functions (kernels/special_math.py)
+section("pointwise")
+add("lgamma", "mixed_sign", E.lgamma, np.array([[0.3, 1.7, 4.2], [-0.4, -1.3, 2.5]]))
+add("digamma", "mixed_sign", E.digamma, np.array([[0.3, 1.7, 4.2], [-0.4, -1.3, 12.5]]))
+add("polygamma", "n2", lambda x: E.polygamma(2, x), np.array([0.3, 1.7, 4.2, -0.4]))
+add("erfinv", "2x3", E.erfinv, np.array([[-0.9, -0.3, 0.1], [0.4, 0.7, 0.95]]))
+add("i0", "2x3", E.i0, u(2, 3))
+add("special_i1", "with_zero", E.special_i1, np.array([0.0, -1.2, 2.5, 0.4]))
+add("sinc", "2x3", E.sinc, nz(2, 3))
+add("hypot", "broadcast", E.hypot, nz(3, 1), nz(4))
+add("lgamma", "inplace", lambda x: x.clone().lgamma_(), pos(4))
+add("digamma", "inplace", lambda x: x.clone().digamma_(), pos(4))
+add("erfinv", "inplace", lambda x: x.clone().erfinv_(), np.array([-0.5, 0.2, 0.8]))
+add("i0", "inplace", lambda x: x.clone().i0_(), u(4))
+add("sinc", "inplace", lambda x: x.clone().sinc_(), nz(4))
+add("hypot", "inplace", lambda x, y: x.clone().hypot_(y), nz(4), nz(4))

@@ -48,10 +48,18 @@ def test_the_refusing_ops_include_unary_math_comparisons_and_products():
 def test_a_number_self_raises_type_error_naming_the_way_out(nf):
     fn = codegen.NAMESPACE[codegen.wrapper_name(nf)]
     op = nf.name
-    with pytest.raises(TypeError, match=rf"^{op}\(\): argument 'self' \(position 1\) must be "
-                                        rf"Tensor, not float; wrap the number in a tensor "
-                                        rf"first: ember\.{op}\(ember\.tensor\(2\.0\)"):
+    pos = 1 + [a.name for a in nf.schema.arguments].index("self")  # polygamma(n, self): 2
+    before = r"\.\.\., " if pos > 1 else ""
+    with pytest.raises(TypeError, match=rf"^{op}\(\): argument 'self' \(position {pos}\) must "
+                                        rf"be Tensor, not float; wrap the number in a tensor "
+                                        rf"first: ember\.{op}\({before}ember\.tensor\(2\.0\)"):
         fn(*_args_with_number_self(nf))
+
+
+def test_the_hint_puts_a_later_self_in_its_place():
+    with pytest.raises(TypeError, match=r"position 2\) .*ember\.polygamma\(\.\.\., "
+                                        r"ember\.tensor\(2\.0\)\)$"):
+        E.polygamma(1, 2.0)
 
 
 def test_message_for_a_math_function():

@@ -267,6 +267,27 @@ for _dt in (F16, BF16, F32, I64):
     case("outer", _dt.name, E.outer, gen((3,), _dt), gen((4,), _dt, salt=1), tol=tol)
     case("einsum", _dt.name, lambda a, b: E.einsum("bij,jk->bki", a, b),
          gen((2, 3, 8), _dt, -2, 2), gen((8, 5), _dt, -2, 2, 1), tol=tol)
+# torch.linalg (kernels/factorizations.py): float32 and float64; decompositions compare
+# gauge-invariant outputs (Q R, |R|, v * v, U S Vh), as LAPACK and cuSOLVER may pick other signs
+for _dt in (F32, E.float64):
+    _lt = (1e-3, 1e-4) if _dt is F32 else None
+    _a, _b = gen((2, 3, 3), _dt, -1, 1) + 3 * np.eye(3, dtype=_dt.numpy), gen((2, 3, 2), _dt)
+    case("linalg_inv", _dt.name, E.linalg.inv, _a, tol=_lt)
+    case("linalg_solve", _dt.name, lambda a, b: (E.linalg.solve(a, b), E.linalg.solve(a, b[..., 0]),
+                                                 E.linalg.solve(a, b.mT, left=False)), _a, _b,
+         tol=_lt)
+    case("linalg_det", _dt.name, E.linalg.det, _a, tol=_lt)
+    case("linalg_slogdet", _dt.name, E.linalg.slogdet, _a, tol=_lt)
+    case("linalg_cholesky", _dt.name, lambda a: (E.linalg.cholesky(a @ a.mT),
+                                                 E.linalg.cholesky(a @ a.mT, upper=True)), _a,
+         tol=_lt)
+    case("linalg_qr", _dt.name, lambda a: [(lambda q, r: (q @ r, r.abs()))(*E.linalg.qr(a, m))
+                                           for m in ("reduced", "complete")], gen((2, 4, 3), _dt),
+         tol=_lt)
+    case("linalg_eigh", _dt.name, lambda a: (lambda w, v: (w, v * v))(*E.linalg.eigh(a + a.mT)),
+         gen((2, 3, 3), _dt), tol=_lt)
+    case("linalg_svd", _dt.name, lambda a: (lambda u, s, vh: (s, (u * s.unsqueeze(-2)) @ vh))(
+        *E.linalg.svd(a, full_matrices=False)), gen((2, 4, 3), _dt), tol=_lt)
 for _dt in (F16, F32):
     case("_convolution", _dt.name, lambda x, w, b: E.nn.functional.conv2d(x, w, b, padding=1),
          gen((2, 3, 6, 6), _dt), gen((4, 3, 3, 3), _dt), gen((4,), _dt), tol=(2e-2, 2e-2)
@@ -375,3 +396,29 @@ def _set(x, index, value):
     y[index] = value
     return y
 
+
+
+# gamma family, erfinv, Bessel, sinc, hypot, nextafter, gcd/lcm (kernels/special_math.py)
+for _op, (_lo, _hi) in {"lgamma": (-4, 6), "digamma": (0.1, 6), "erfinv": (-0.99, 0.99),
+                        "i0": (-40, 40), "special_i1": (-40, 40), "sinc": (-3, 3)}.items():
+    for _dt in (F16, BF16, F32, I32):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, _lo, _hi))
+case("polygamma", "n2", lambda x: E.polygamma(2, x), gen((3, 4), F32, -3, 5))
+for _dt in (F16, BF16, F32):
+    case("hypot", _dt.name, E.hypot, gen((3, 4), _dt), gen((4,), _dt, salt=1))
+for _dt in (F16, F32):
+    case("nextafter", _dt.name, E.nextafter, gen((3, 4), _dt), special(_dt)[:4])
+for _dt in (U8, I8, I32, I64):
+    case("gcd", _dt.name, E.gcd, gen((3, 4), _dt, -20, 20), gen((4,), _dt, 0, 20, salt=1))
+    case("lcm", _dt.name, E.lcm, gen((3, 4), _dt, -9, 9), gen((4,), _dt, 0, 9, salt=1))
+# bucketing and counting (kernels/bucketing.py)
+case("searchsorted", "1d", lambda s, v: E.searchsorted(s.sort().values, v, right=True),
+     gen((6,), F32), gen((3, 4), F32, salt=1))
+case("searchsorted", "nd_sorter",
+     lambda s, v: E.searchsorted(s, v, sorter=s.argsort(dim=-1)), gen((2, 5), F32),
+     gen((2, 3), F32, salt=1))
+case("bucketize", "int", lambda x, b: E.bucketize(x, b.sort().values), gen((3, 4), I64),
+     gen((5,), I64, salt=1))
+case("bincount", "weights", lambda x, w: E.bincount(x, w, minlength=8), gen((12,), I64, 0, 5),
+     gen((12,), F32))
+case("histc", "f32", lambda x: E.histc(x, bins=6, min=-2, max=2), gen((20,), F32))

@@ -8,7 +8,8 @@ forward output's shape; each helper returns a gradient of the forward input's sh
 One module per concept, every helper re-exported here (``formulas.sum_to``):
 ``_broadcasting`` (``sum_to``, ``is_expandable_to``, ``maybe_multiply``, the reduced-dim
 helpers), ``_reduction`` (reductions, scans, softmax), ``_pointwise``, ``_shape`` (shape
-and view ops), ``_indexing``, ``_linalg`` (``matmul``, ``einsum``).
+and view ops), ``_indexing``, ``_linalg`` (``matmul``, ``einsum``, torch.linalg's
+solve, cholesky, qr, eigh, svd).
 """
 from __future__ import annotations
 
@@ -40,3 +41,5 @@ from ._pointwise import (copysign_backward_self, fmax_fmin_backward, logit_backw
                          xlogy_backward_self)
 from ._reduction import cummaxmin_backward, nansum_backward
 from ._linalg import einsum_backward, matmul_backward_other, matmul_backward_self
+from ._linalg import (cholesky_backward, linalg_eigh_backward, linalg_qr_backward,
+                      linalg_solve_backward, linalg_svd_backward)

@@ -74,3 +74,94 @@ def einsum_backward(grad, equation, tensors):
             g = g.expand(t.shape)
         grads.append(g)
     return grads
+
+
+# --- torch.linalg -------------------------------------------------------------------------------
+
+def linalg_solve_backward(grad, A, B, result, left, grad_input_mask):
+    """``X = A^-1 B`` (left) or ``X = B A^-1``: gB = A^-T grad (grad A^-T), gA = -gB X^T
+    (-X^T gB); a vector B (torch.linalg.solve's rule) gives gA = -outer(gB, X).
+    Giles 2008, "Extended collection of matrix derivative results", sec. 2.3.1."""
+    from ...backends.kernels.factorizations import is_vector_rhs
+    gB = E.linalg_solve(A.mT, grad, left=left)
+    if not grad_input_mask[0]:
+        return None, gB
+    if is_vector_rhs(A.shape, B.shape):
+        gA = -(gB.unsqueeze(-1) * result.unsqueeze(-2))
+    else:
+        gA = -(gB @ result.mT) if left else -(result.mT @ gB)
+    return gA, gB
+
+
+def cholesky_backward(grad, L, upper):
+    """``A = L L^T``: gA = L^-T Phi(L^T gL) L^-1 with Phi the lower triangle, diagonal
+    halved, made symmetric (Murray 2016, "Differentiation of the Cholesky decomposition",
+    eq. 10; PyTorch's cholesky_backward). Only symmetric perturbations of A are meant."""
+    if upper:
+        L, grad = L.mT, grad.mT
+    P = (L.mT @ grad).tril()
+    P = 0.5 * (P + P.tril(-1).mT)
+    return E.linalg_solve(L, E.linalg_solve(L.mT, P), left=False)
+
+
+def linalg_qr_backward(gQ, gR, Q, R, mode):
+    """``A = QR`` (m >= n, reduced): gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q
+    and copyltu(M) = tril(M) + tril(M, -1)^T (Liao, Liu, Wang, Xiang 2019, "Differentiable
+    programming tensor networks", sec. on QR; PyTorch's linalg_qr_backward)."""
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "r":
+        raise RuntimeError("linalg.qr: the derivative is not implemented when mode='r'; "
+                           "call linalg.qr(A, mode='reduced')")
+    if m < n or Q.shape[-1] != n:
+        raise NotImplementedError(f"linalg.qr: the derivative is implemented for m >= n in "
+                                  f"mode 'reduced' only, got A of {m}x{n} in mode {mode!r}")
+    gQ = E.zeros_like(Q) if gQ is None else gQ
+    gR = E.zeros_like(R) if gR is None else gR
+    M = (R @ gR.mT - gQ.mT @ Q).tril()
+    M = M + M.tril(-1).mT
+    return E.linalg_solve(R.mT, gQ + Q @ M, left=False)
+
+
+def linalg_eigh_backward(gL, gV, L, V):
+    """``A = V diag(L) V^T``: gA = V (diag(gL) + skew(V^T gV) / (L_j - L_i)) V^T with
+    skew(X) = (X - X^T) / 2 (Giles 2008, sec. 3.1; PyTorch's linalg_eig_backward). Repeated
+    eigenvalues divide by zero: the derivative needs distinct ones."""
+    n = L.shape[-1]
+    inner = E.zeros_like(V) if gL is None else E.diag_embed(gL)
+    if gV is not None:
+        VtgV = V.mT @ gV
+        gaps = L.unsqueeze(-2) - L.unsqueeze(-1) + E.eye(n, dtype=L.dtype, device=L.device)
+        inner = inner + 0.5 * (VtgV - VtgV.mT) / gaps
+    return V @ inner @ V.mT
+
+
+def linalg_svd_backward(gU, gS, gVh, U, S, Vh, full_matrices):
+    """``A = U diag(S) Vh``, k = min(m, n) (Townsend 2016, "Differentiating the singular
+    value decomposition"; PyTorch's svd_backward, real case):
+    gA = U [skew(U^T gU) / E S + S skew(V^T gV) / E + diag(gS)] Vh
+    + (I - U U^T) gU S^-1 Vh + U S^-1 gVh (I - V V^T), E_jk = S_k^2 - S_j^2,
+    skew(X) = X - X^T. Needs distinct, non-zero singular values. With full_matrices the
+    columns past k are not determined by A: they get no gradient."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    if full_matrices:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        gU = None if gU is None else gU.narrow(-1, 0, k)
+        gVh = None if gVh is None else gVh.narrow(-2, 0, k)
+    if gU is None and gVh is None:
+        return U @ (E.diag_embed(gS) @ Vh)
+    gU = E.zeros_like(U) if gU is None else gU
+    gVh = E.zeros_like(Vh) if gVh is None else gVh
+    V, gV = Vh.mT, gVh.mT
+    UtgU, VtgV = U.mT @ gU, V.mT @ gV
+    S2 = S * S
+    gaps = S2.unsqueeze(-2) - S2.unsqueeze(-1) + E.eye(k, dtype=S.dtype, device=S.device)
+    ret = ((UtgU - UtgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VtgV - VtgV.mT)) / gaps
+    if gS is not None:
+        ret = ret + E.diag_embed(gS)
+    if m > n:
+        gUSinv = gU / S.unsqueeze(-2)
+        return (U @ ret + gUSinv - U @ (U.mT @ gUSinv)) @ Vh
+    if m < n:
+        SinvgVh = gVh / S.unsqueeze(-1)
+        return U @ (ret @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
+    return U @ ret @ Vh
