@@ -47,12 +47,18 @@ _POINTWISE = (
     "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid",
     "relu", "relu6", "gelu", "silu", "erf", "floor", "ceil", "trunc", "round", "reciprocal",
     "logical_not", "bitwise_not", "leaky_relu", "elu", "hardtanh", "nan_to_num",
+    "asinh", "acosh", "atanh", "erfc", "frac", "logit", "square", "absolute",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
+    # activations (composites the tracer records as one node)
+    "softplus", "mish", "hardswish", "hardsigmoid", "selu", "celu", "softsign", "log_sigmoid",
+    "tanhshrink", "softshrink", "hardshrink", "threshold",
     # binary and ternary, broadcasting
     "add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
     "pow", "atan2", "maximum", "minimum", "max.other", "min.other", "lerp.Tensor",
     "lerp.Scalar", "where", "clamp", "clamp_min", "clamp_max", "masked_fill", "type_as",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-    "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "clip", "xlogy", "logaddexp", "logaddexp2",
+    "copysign", "fmax", "fmin", "float_power", "addcmul", "addcdiv",
 )
 #: ``prim::BroadcastingChunk[chunks=c, dim=d](%x_1, ..., %x_m)``: broadcast the m tensors
 #: to their common shape, then chunk each in ``c`` along ``d``; outputs are piece ``j`` of

@@ -3,10 +3,10 @@ comparisons, logical and bitwise ops.
 
 Arithmetic covers ``add``/``sub``/``rsub`` (with ``alpha``), ``mul``, ``true_divide`` and
 ``div``, ``floor_divide``/``remainder``/``fmod``, ``pow``, ``atan2``, ``maximum``/
-``minimum``, ``clamp`` and ``lerp``; selection and casts ``where``, ``masked_fill`` and
-``type_as``. Floor division and remainder follow Python's sign rules (numpy's
-``npy_divmod``), fmod and 'trunc' C's. Each rule registers itself in ``node._RULES`` when
-imported.
+``minimum``, ``clamp`` (and its alias ``clip``) and ``lerp``; selection and casts
+``where``, ``masked_fill`` and ``type_as``. Floor division and remainder follow Python's
+sign rules (numpy's ``npy_divmod``), fmod and 'trunc' C's. Each rule registers itself in
+``node._RULES`` when imported.
 
 Reference: numpy's ``npymath`` (``npy_divmod``, ``npy_remainder``), PyTorch's
 ``aten/src/ATen/native/cuda`` pointwise kernels.
@@ -197,7 +197,7 @@ def _max_min(n: _Node) -> str:
     return _max(a, b, dt) if n.op.startswith("max") else _min(a, b, dt)
 
 
-@_rule(3, "clamp")
+@_rule(3, "clamp", "clip")  # clip: clamp's alias
 def _clamp(n: _Node) -> str:
     dt = n.out
     lo, hi = n.inputs[1], n.inputs[2]
@@ -253,18 +253,21 @@ def _masked_fill(n: _Node) -> str:
     if mask.is_constant or mask.dtype is not _t.bool_:
         n.decline("mask must be a bool tensor (eager raises DtypeError)")
     dt = n.out
-    if n.inputs[2].is_constant:
-        value = _scalar(n.arg(2))
-        if value.__class__ not in (bool, int, float):
-            n.decline(f"value must be a number, got {value!r}")
-        try:  # eager: fill_'s checked cast (floats truncate into ints, overflow raises)
-            value = cast_scalar(value, dt.numpy, "masked_fill")
-        except RuntimeError as err:
-            n.decline(str(err))
-        fill = _num(dt.numpy.type(value), dt)
-    else:
-        fill = n.tensor(2, dt)
+    fill = fill_value(n, 2, dt) if n.inputs[2].is_constant else n.tensor(2, dt)
     return _where(mask.expr, fill, n.tensor(0, dt))
+
+
+def fill_value(n: _Node, i: int, dt: ScalarType) -> str:
+    """Constant input ``i`` as ``masked_fill`` writes it into a ``dt`` tensor (fill_'s
+    checked cast: floats truncate into ints; a value out of range declines, eager raises)."""
+    value = n.arg(i)
+    if value.__class__ not in (bool, int, float):
+        n.decline(f"value must be a number, got {value!r}")
+    try:
+        value = cast_scalar(value, dt.numpy, "masked_fill")
+    except RuntimeError as err:
+        n.decline(str(err))
+    return _num(dt.numpy.type(value), dt)
 
 
 @_rule(2, "type_as")

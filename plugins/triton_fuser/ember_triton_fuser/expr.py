@@ -42,8 +42,8 @@ LIBDEVICE_NAME = "libdevice"
 #: one type (the interpreter's stand-in in ``interpreter.py`` implements exactly these).
 LIBDEVICE_FUNCTIONS = frozenset({
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc", "atan2", "trunc", "rint", "pow",
-    "fmod", "copysign"})
+    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "atan2",
+    "trunc", "rint", "pow", "fmod", "copysign"})
 
 _TRITON = {_t.bool_: "tl.int1", _t.uint8: "tl.uint8", _t.int8: "tl.int8",
            _t.int16: "tl.int16", _t.int32: "tl.int32", _t.int64: "tl.int64",
@@ -184,6 +184,13 @@ def _cast(expr: str, src: ScalarType, dt: ScalarType) -> str:
     if compute_dtype(src) is dt:
         return expr
     return f"{_p(expr)}.to({_TRITON[dt]})"
+
+
+def _rounded(expr: str, dt: ScalarType) -> str:
+    """A register value of dtype ``dt`` rounded to ``dt`` as eager holds it: a float16 or
+    bfloat16 value computed in float32 goes through ``dt`` (so 7e4 becomes float16's inf);
+    other dtypes' registers are exact already."""
+    return f"{_p(expr)}.to({_TRITON[dt]}).to(tl.float32)" if dt in _HALF else expr
 
 
 def _scalar(value) -> Any:

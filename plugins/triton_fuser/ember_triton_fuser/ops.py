@@ -12,9 +12,11 @@ call "opmath"); bool is ``tl.int1``. For example, with ``x`` an int8 tensor::
 The rules live by concept: ``expr.py`` builds expression text (register types, typed
 constants, IEEE division, libdevice calls) and makes the choices that keep results equal
 to eager; ``node.py`` holds the operand reader every rule takes and the rule table;
-``unary_rules.py`` lowers unary math and activations, ``binary_rules.py`` arithmetic
-(integer division and remainder among it), selection, comparisons, logical and bitwise
-ops. Importing this module registers every rule.
+``unary_rules.py`` lowers unary math and predicates, ``activation_rules.py`` the
+activations, ``binary_rules.py`` arithmetic (integer division and remainder among it),
+selection, comparisons, logical and bitwise ops, ``special_rules.py`` the special functions
+and NaN-aware ops (``xlogy``, ``logaddexp``, ``fmax``, ``addcmul``, ...). Importing this
+module registers every rule.
 
 ``lower`` raises ``FusionDeclined`` where eager raises (bool ``sub``, ``gelu`` of ints,
 ``clamp`` bounds that overflow, an integer division by the constant 0), where it may raise
@@ -41,7 +43,8 @@ from typing import Any, Optional
 from ember.jit.fuser import FusionDeclined
 from ember.types import ScalarType
 
-from . import unary_rules, binary_rules  # noqa: F401  (importing them registers the rules)
+# importing them registers the rules
+from . import activation_rules, binary_rules, special_rules, unary_rules  # noqa: F401
 from .expr import LIBDEVICE_FUNCTIONS, LIBDEVICE_NAME, compute_dtype, triton_type
 from .node import _RULES, _Node
 
@@ -78,7 +81,7 @@ class Operand:
 _NUMBER_SELF = frozenset(f"ember::{op}" for op in (
     "add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
     "pow", "atan2", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "where"))
+    "bitwise_or", "bitwise_xor", "where", "xlogy", "float_power"))
 
 
 def lower(kind: str, inputs: list, out_dtype: ScalarType) -> str:

@@ -1,12 +1,16 @@
-"""Lowering rules of one-tensor ops: unary math and activations.
+"""Lowering rules of one-tensor ops: unary math and predicates.
 
-Unary math: ``exp`` ... ``erf`` (libdevice), ``sqrt``, ``rsqrt``, ``reciprocal`` and
-``sigmoid`` of floating tensors; ``abs``, ``neg``, ``sign``, ``relu``, ``floor``, ``ceil``
-and ``trunc`` in the input's dtype; ``round``, ``logical_not``, ``bitwise_not`` and
-``nan_to_num``. Activations: ``silu``, ``gelu`` (exact and tanh), ``leaky_relu``, ``elu``,
-``hardtanh`` and ``relu6``. Each rule registers itself in ``node._RULES`` when imported.
+Unary math: ``exp`` ... ``erf``, ``erfc``, ``asinh``, ``acosh``, ``atanh`` (libdevice),
+``sqrt``, ``rsqrt``, ``reciprocal`` and ``sigmoid`` of floating tensors (integral inputs
+computed in the float dtype they promote to); ``abs`` (and its alias ``absolute``),
+``neg``, ``sign``, ``relu``, ``floor``, ``ceil``, ``trunc`` and ``square`` in the input's
+dtype (bool squares to int64); ``frac``, ``round``, ``logical_not``, ``bitwise_not`` and
+``nan_to_num``. Predicates, bool results: ``isnan``, ``isinf``, ``isfinite``,
+``isposinf``, ``isneginf`` and ``signbit``. The activations are in ``activation_rules.py``.
+Each rule registers itself in ``node._RULES`` when imported.
 
-Reference: PyTorch's ``aten/src/ATen/native/cuda`` pointwise kernels.
+Reference: PyTorch's ``aten/src/ATen/native/cuda`` pointwise kernels; ember's
+``backends/kernels/predicates.py`` and ``special.py``.
 """
 from __future__ import annotations
 
@@ -18,14 +22,15 @@ import numpy as np
 from ember import types as _t
 from ember.types import ScalarType
 
-from .expr import (_TRITON, _arith, _cmp, _const_to, _div, _is_float, _ld, _lit, _max, _min,
-                   _num, _p, _sqrt, _where, compute_dtype)
+from .expr import (_TRITON, _arith, _cmp, _const_to, _div, _is_float, _ld, _max, _num, _p,
+                   _rounded, _sqrt, _where, compute_dtype)
 from .node import _Node, _rule
 
 
 # ---- unary math -----------------------------------------------------------------------------
 _LIBDEVICE_UNARY = ("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos",
-                    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf")
+                    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+                    "atanh", "erf", "erfc")
 
 
 def _sigmoid(x: str, dt: ScalarType) -> str:
@@ -50,7 +55,7 @@ def _float_unary(n: _Node) -> str:
     return _ld(n.op, x)
 
 
-@_rule(1, "abs", "neg", "sign", "relu", "floor", "ceil", "trunc")
+@_rule(1, "abs", "absolute", "neg", "sign", "relu", "floor", "ceil", "trunc")
 def _same_dtype_unary(n: _Node) -> str:
     dt = n.out
     x = n.tensor(0, dt)
@@ -59,7 +64,7 @@ def _same_dtype_unary(n: _Node) -> str:
             return x
         n.no_bool()
     unsigned = dt is _t.uint8
-    if n.op == "abs":
+    if n.op in ("abs", "absolute"):
         return x if unsigned else f"tl.abs({x})"
     if n.op == "neg":
         return f"(-{_p(x)})" if _is_float(dt) else _arith("-", _num(0, dt), x, dt)
@@ -74,6 +79,20 @@ def _same_dtype_unary(n: _Node) -> str:
     if not _is_float(dt):  # floor/ceil/trunc of an integer is the integer
         return x
     return f"tl.{n.op}({x})" if n.op in ("floor", "ceil") else _ld("trunc", x)
+
+
+@_rule(1, "square")
+def _square(n: _Node) -> str:
+    # eager: pow(x, 2), which is x * x (integers wrap; bool gives int64, out)
+    x = n.tensor(0, n.out)
+    return _arith("*", x, x, n.out)
+
+
+@_rule(1, "frac")
+def _frac(n: _Node) -> str:
+    n.floating_only()
+    x = n.tensor(0, n.out)
+    return f"({_p(x)} - {_ld('trunc', x)})"  # exact; inf - inf is NaN, as eager
 
 
 @_rule(2, "round")
@@ -110,69 +129,6 @@ def _bitwise_not(n: _Node) -> str:
     return f"({_p(x)} == {_num(0, _t.bool_)})" if n.out is _t.bool_ else f"(~{_p(x)})"
 
 
-@_rule(1, "silu")
-def _silu(n: _Node) -> str:
-    n.floating_only()
-    x = n.tensor(0, n.out)
-    return f"({_p(x)} * {_sigmoid(x, n.out)})"
-
-
-@_rule(2, "gelu")
-def _gelu(n: _Node) -> str:
-    n.floating_only()
-    approximate = n.arg(1)
-    x = n.tensor(0, n.out)
-    if approximate == "none":  # x * Phi(x) = 0.5 * x * erfc(-x / sqrt(2)): no cancellation
-        return f"(0.5 * {_p(x)} * {_ld('erfc', f'({_p(x)} * -0.7071067811865476)')})"
-    if approximate == "tanh":  # 0.5 * (1 + tanh(u)) == sigmoid(2u), u = sqrt(2/pi)(x + ...)
-        cube = f"0.044715 * {_p(x)} * {_p(x)} * {_p(x)}"
-        u2 = f"({_lit(2 * 0.7978845608028654)} * ({_p(x)} + {cube}))"
-        return f"({_p(x)} * {_sigmoid(u2, n.out)})"
-    n.decline(f"approximate must be 'none' or 'tanh', got {approximate!r}")
-
-
-@_rule(2, "leaky_relu")
-def _leaky_relu(n: _Node) -> str:
-    n.floating_only()
-    dt = n.out
-    x, slope = n.tensor(0, dt), _const_to(n.arg(1), dt, n.kind)
-    return _where(f"({_p(x)} > {_num(0, dt)})", x, f"({_p(x)} * {slope})")
-
-
-@_rule(2, "elu")
-def _elu(n: _Node) -> str:
-    n.floating_only()
-    dt = n.out
-    x, alpha = n.tensor(0, dt), _const_to(n.arg(1), dt, n.kind)
-    zero = _num(0, dt)
-    neg = f"({_ld('expm1', _min(x, zero, dt))} * {alpha})"
-    return _where(f"({_p(x)} > {zero})", x, neg)
-
-
-@_rule(3, "hardtanh")
-def _hardtanh(n: _Node) -> str:
-    return _hardtanh_of(n, n.arg(1), n.arg(2))
-
-
-@_rule(1, "relu6")
-def _relu6(n: _Node) -> str:
-    return _hardtanh_of(n, 0, 6)
-
-
-def _hardtanh_of(n: _Node, lo, hi) -> str:
-    dt = n.out
-    n.no_bool()
-    if lo > hi:
-        n.decline(f"min_val ({lo}) > max_val ({hi}) (eager raises)")
-    x = n.tensor(0, dt)
-    if not _is_float(dt):  # eager: clamp(x, int(min_val), int(max_val))
-        lo_, hi_ = (_const_to(int(v), dt, n.kind, "clamp") for v in (lo, hi))
-        return _min(_max(x, lo_, dt), hi_, dt)
-    lo_, hi_ = _const_to(lo, dt, n.kind), _const_to(hi, dt, n.kind)
-    # eager: where(x <= lo, lo, where(x >= hi, hi, x)); NaN stays NaN
-    return _where(f"({_p(x)} <= {lo_})", lo_, _where(f"({_p(x)} >= {hi_})", hi_, x))
-
-
 @_rule(4, "nan_to_num")
 def _nan_to_num(n: _Node) -> str:
     dt = n.out
@@ -188,3 +144,36 @@ def _nan_to_num(n: _Node) -> str:
     inf, minus_inf = _num(math.inf, dt), _num(-math.inf, dt)
     return _where(f"({_p(x)} != {_p(x)})", _const_to(nan, dt, n.kind),
                   _where(f"({_p(x)} == {inf})", hi, _where(f"({_p(x)} == {minus_inf})", lo, x)))
+
+
+# ---- predicates -----------------------------------------------------------------------------
+@_rule(1, "isnan", "isinf", "isfinite", "isposinf", "isneginf")
+def _special_value(n: _Node) -> str:
+    src = n.dtype(0)
+    x = n.inputs[0].expr
+    if not _is_float(src):  # integers hold no NaN or infinity: all False (isfinite True)
+        return f"tl.full({_p(x)}.shape, {int(n.op == 'isfinite')}, tl.int1)"
+    if n.op == "isnan":
+        return f"({_p(x)} != {_p(x)})"
+    # NOTE: a float16 value the group computed in float32 is rounded first, so one that
+    # overflows float16 is inf here as in eager (what an overflow check is for)
+    x = _rounded(x, src)
+    inf = _num(math.inf, src)
+    if n.op == "isposinf":
+        return f"({_p(x)} == {inf})"
+    if n.op == "isneginf":
+        return f"({_p(x)} == {_num(-math.inf, src)})"
+    return f"(tl.abs({x}) {'==' if n.op == 'isinf' else '<'} {inf})"  # NaN: False both
+
+
+@_rule(1, "signbit")
+def _signbit(n: _Node) -> str:
+    src = n.dtype(0)
+    x = n.inputs[0].expr
+    if not _is_float(src):
+        if src is _t.bool_ or src is _t.uint8:
+            return f"tl.full({_p(x)}.shape, 0, tl.int1)"
+        return _cmp("<", x, _num(0, src), src)
+    # the sign bit itself: True for -0.0 and negative NaNs too (rounding keeps the sign)
+    bits = "tl.int64" if compute_dtype(src) is _t.float64 else "tl.int32"
+    return f"({_p(x)}.to({bits}, bitcast=True) < 0)"

@@ -86,6 +86,20 @@ OP_CASES = {
     "lerp.Tensor": ("ember::lerp.Tensor", lambda a, b, w: a.lerp(b, w), 3, None),
     "where": ("ember::where", lambda c, a, b: E.where(c > 0, a, b), 3, None),
     "clamp[tensor]": ("ember::clamp", lambda a, lo, hi: a.clamp(lo - 1, hi + 1), 3, None),
+    "asinh": ("ember::asinh", lambda a: a.asinh(), 1, None),
+    "acosh": ("ember::acosh", lambda a: a.acosh(), 1, (1.5, 3.0)),
+    "atanh": ("ember::atanh", lambda a: a.atanh(), 1, UNIT),
+    "erfc": ("ember::erfc", lambda a: a.erfc(), 1, None),
+    "frac": ("ember::frac", lambda a: a.frac(), 1, None),
+    "logit": ("ember::logit", lambda a: a.logit(), 1, (0.1, 0.9)),
+    "xlogy": ("ember::xlogy", lambda a, b: E.xlogy(a, b), 2, POS),
+    "logaddexp": ("ember::logaddexp", lambda a, b: E.logaddexp(a, b), 2, None),
+    "logaddexp2": ("ember::logaddexp2", lambda a, b: E.logaddexp2(a, b), 2, None),
+    "copysign": ("ember::copysign", lambda a, b: E.copysign(a, b), 2, None),
+    "fmax": ("ember::fmax", lambda a, b: E.fmax(a, b), 2, None),
+    "fmin": ("ember::fmin", lambda a, b: E.fmin(a, b), 2, None),
+    "addcmul": ("ember::addcmul", lambda a, b, c: E.addcmul(a, b, c, value=0.5), 3, None),
+    "addcdiv": ("ember::addcdiv", lambda a, b, c: E.addcdiv(a, b, c, value=-2), 3, POS),
 }
 # Ops whose backward must compile to ember:: ops (pow's and clamp's through the HELPERS
 # expansions of pow_backward_self, clamp_backward, ...)

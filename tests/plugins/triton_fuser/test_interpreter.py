@@ -157,7 +157,8 @@ REFERENCE = {  # numpy/math in float64
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "log10": np.log10,
     "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
-    "cosh": np.cosh, "tanh": np.tanh, "erf": np.vectorize(math.erf),
+    "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "erf": np.vectorize(math.erf),
     "erfc": np.vectorize(math.erfc), "atan2": np.arctan2, "trunc": np.trunc, "rint": np.rint,
     "pow": np.power, "fmod": np.fmod, "copysign": np.copysign,
 }

@@ -104,6 +104,12 @@ def eager(kind, args):
 # atol: eager's gelu, in float64, loses ~1e-16 absolute in its tail (0.5 * x * (1 + erf))
 TOL = {E.float16: (2e-3, 1e-6), E.bfloat16: (3e-2, 1e-30), E.float32: (1e-5, 1e-15),
        E.float64: (1e-12, 1e-15)}
+# rules that round an intermediate to float16/bfloat16 as eager's composite does (x / 6 in
+# hardsigmoid, tanh(x) in tanhshrink) match float16 to TOL, but the interpreter truncates
+# to bfloat16, an error the next step cancels or amplifies: bfloat16 is checked to the
+# intermediate's ulp (|x / 6|, |tanh x| <= 1)
+BF16_ROUNDED_INSIDE = {"ember::hardsigmoid": (3e-2, 2 ** -7),
+                       "ember::tanhshrink": (3e-2, 2 ** -7)}
 # eager succeeds, the kernel cannot match it: lower declines (see ops' docstring)
 DECLINED = ("integer pow with a tensor exponent", "> 64", "integer division by a tensor")
 
@@ -132,6 +138,8 @@ def check(kind, args):
         np.testing.assert_array_equal(got, want, err_msg=f"{kind} {args[1:]}")
         return
     rtol, atol = TOL[out_dtype]
+    if out_dtype is E.bfloat16:
+        rtol, atol = BF16_ROUNDED_INSIDE.get(kind, (rtol, atol))
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
                                atol=atol, equal_nan=True, err_msg=f"{kind} {args[1:]}")
 
@@ -176,15 +184,35 @@ def W(dt):
     return sample(dt, 4, -0.5, 1.5, special=False)
 
 
+def B(dt, seed=5):
+    """Large magnitudes: the special values, then +-10**u with u uniform up to the dtype's
+    largest power of ten (integers: as ``sample``)."""
+    if not dt.is_floating_point:
+        return sample(dt, seed)
+    rng = np.random.default_rng(seed)
+    top = math.log10(float(E.finfo(dt).max))
+    rest = rng.choice([-1.0, 1.0], N - len(SPECIAL)) * 10.0 ** rng.uniform(0, top,
+                                                                        N - len(SPECIAL))
+    return np.array(SPECIAL + list(rest)).astype(dt.numpy)
+
+
 # ---- cases: (kind, id, dtype -> arguments) ---------------------------------------------------
 UNARY = ["abs", "neg", "sign", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
          "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
          "sigmoid", "relu", "relu6", "silu", "erf", "floor", "ceil", "trunc", "reciprocal",
-         "logical_not", "bitwise_not"]
+         "logical_not", "bitwise_not", "asinh", "acosh", "atanh", "erfc", "frac", "square",
+         "absolute", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "mish",
+         "hardswish", "hardsigmoid", "selu", "softsign", "log_sigmoid", "tanhshrink"]
 BINARY = ["mul", "true_divide", "floor_divide", "remainder", "fmod", "pow", "atan2",
           "maximum", "minimum", "max.other", "min.other", "eq", "ne", "lt", "le", "gt", "ge",
           "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-          "bitwise_xor", "clamp_min", "clamp_max"]
+          "bitwise_xor", "clamp_min", "clamp_max", "xlogy", "logaddexp", "logaddexp2",
+          "copysign", "fmax", "fmin", "float_power"]
+# ops with edge cases at large magnitudes (overflow of exp, x + 1 == x, inf - inf)
+BIG_UNARY = ["asinh", "acosh", "erfc", "frac", "square", "isinf", "isfinite", "isposinf",
+             "isneginf", "signbit", "mish", "hardswish", "selu", "softsign", "log_sigmoid",
+             "tanhshrink", "exp", "sigmoid"]
+BIG_BINARY = ["xlogy", "logaddexp", "logaddexp2", "copysign", "fmax", "fmin", "float_power"]
 # ops whose self may be a Python number (native_functions.yaml's number_self, as PyTorch's
 # Scalar-self overloads): sub(1, x) is what the JIT writes for 1 - x
 NUMBER_SELF = {nf.name for nf in FUNCTIONS if nf.number_self}
@@ -237,6 +265,31 @@ CASES += [("where", "cxy", lambda dt: [C(dt), X(dt), Y(dt)]),
 CASES += [("masked_fill", f"{v}", lambda dt, v=v: [X(dt), C(dt), v])
           for v in (2.5, -1, 1000, math.nan, True)]
 CASES += [("type_as", to.name, lambda dt, to=to: [X(dt), np.zeros(N, to.numpy)]) for to in DTYPES]
+# the ops added with the special functions and composite activations
+CASES += [(k, "big", lambda dt: [B(dt)]) for k in BIG_UNARY]
+CASES += [(k, "big", lambda dt: [B(dt), B(dt, 6)]) for k in BIG_BINARY]
+CASES += [("atanh", "w", lambda dt: [W(dt)]),
+          ("acosh", "w+1", lambda dt: [W(dt) + 1 if dt.is_floating_point else W(dt)])]
+CASES += [("logit", f"{eps}", lambda dt, eps=eps: [W(dt), eps])
+          for eps in (None, 1e-3, 0.25, 0.75, 0)]
+CASES += [("logit", "x", lambda dt: [X(dt), None])]
+CASES += [("softplus", f"{b},{t}", lambda dt, b=b, t=t: [X(dt), b, t])
+          for b, t in ((1, 20), (2, 40), (0.5, 1.0), (-1, 5), (1, 1e10), (3, math.inf))]
+CASES += [("softplus", "big", lambda dt: [B(dt), 1, 20])]
+CASES += [("celu", f"{a}", lambda dt, a=a: [X(dt), a]) for a in (1.0, 0.5, -2, 0.0)]
+CASES += [("softshrink", f"{lam}", lambda dt, lam=lam: [X(dt), lam]) for lam in (0.5, 2.5, 0, -1)]
+CASES += [("hardshrink", f"{lam}", lambda dt, lam=lam: [X(dt), lam]) for lam in (0.5, 3, -1)]
+CASES += [("threshold", f"{t},{v}", lambda dt, t=t, v=v: [X(dt), t, v])
+          for t, v in ((0.5, 20.0), (1, -7), (2.5, 1000), (-0.5, 2.9), (0, math.nan))]
+CASES += [("addcmul", f"xyw-{v}", lambda dt, v=v: [X(dt), Y(dt), W(dt), v])
+          for v in (1, 0.5, -2, True)]
+CASES += [("addcdiv", f"xyw-{v}", lambda dt, v=v: [X(dt), Y(dt), W(dt), v]) for v in (1, 0.5, -2)]
+CASES += [("addcmul", "big", lambda dt: [B(dt), B(dt, 6), B(dt, 7), 3]),
+          ("addcdiv", "big", lambda dt: [B(dt), B(dt, 6), B(dt, 7), 3])]
+CASES += [("clip", "xyw", lambda dt: [X(dt), Y(dt), W(dt)]),
+          ("clip", "-1,1", lambda dt: [X(dt), -1, 1]),
+          ("clip", "None,0.5", lambda dt: [X(dt), None, 0.5]),
+          ("clip", "None,None", lambda dt: [X(dt), None, None])]
 
 
 INT_DIVISION = {"ember::floor_divide", "ember::remainder", "ember::fmod", "ember::div"}
@@ -253,7 +306,8 @@ def test_matches_eager(kind, args, dtype):
         a[0] = sample(dtype, 5, -100 if to.is_signed else 0, 100, special=False)
     if kind in INT_DIVISION and isinstance(a[1], np.ndarray) and a[1].dtype.kind in "iub":
         a[1] = np.where(a[1] == 0, a[1].dtype.type(1), a[1])  # eager raises (see below)
-    if kind == "ember::pow" and dtype.is_floating_point and isinstance(a[0], np.ndarray):
+    if kind in ("ember::pow", "ember::float_power") and dtype.is_floating_point and \
+            isinstance(a[0], np.ndarray):
         # numpy's SIMD pow gives NaN for (-inf) ** 0.5, C99 and libdevice +inf
         a[0] = np.where(np.isneginf(a[0]), a[0].dtype.type(-4), a[0])
     check(kind, a)
@@ -302,6 +356,19 @@ MIXED = [  # promotion across dtypes, Python scalars and 0-d tensors
     ("ember::lerp.Tensor", [X(E.float32), Y(E.float64), W(E.float32)]),  # eager raises
     ("ember::masked_fill", [X(E.int8), C(E.bool_), 2.9]),      # truncates to 2
     ("ember::masked_fill", [X(E.float32), C(E.bool_), np.array(1.5, np.float64)]),
+    ("ember::xlogy", [X(E.int8), Y(E.float16)]),                # -> float16
+    ("ember::xlogy", [np.array(0.0, np.float32), Y(E.float32)]),  # 0-d self
+    ("ember::fmax", [X(E.int16), Y(E.float32)]),
+    ("ember::fmin", [X(E.float32), np.array(math.nan, np.float32)]),  # a NaN loses
+    ("ember::copysign", [X(E.uint8), Y(E.int8)]),               # -> float32
+    ("ember::logaddexp", [X(E.float16), np.array(0.3, np.float32)]),  # 0-d: stays float16
+    ("ember::float_power", [X(E.int64), Y(E.float16)]),         # each to float64
+    ("ember::float_power", [X(E.bool_), 3]),
+    ("ember::addcmul", [X(E.int8), Y(E.int16), W(E.float32), 0.5]),  # -> float32
+    ("ember::addcmul", [X(E.int32), Y(E.int32), X(E.int32), 2.7]),   # value truncates to 2
+    ("ember::addcdiv", [X(E.int32), Y(E.int32), W(E.float16), 2]),
+    ("ember::threshold", [X(E.int8), 0.5, 2.9]),                # compares in float
+    ("ember::clip", [X(E.int32), W(E.float32), 2]),
 ]
 
 
@@ -381,6 +448,31 @@ def test_declines_unknown_kinds_and_dtypes():
                       Operand("v2", E.float32)], E.float32, "bool tensor"),
     ("ember::eq", [Operand("v0", E.float32), Operand("None", None, None)], E.bool_,
      "expected a number"),
+    # the ops of the special functions and composite activations: where eager raises
+    ("ember::frac", [Operand("v0", E.int32)], E.int32, "expected a floating dtype"),
+    ("ember::logaddexp", [Operand("v0", E.int32), Operand("v1", E.int32)], E.int32,
+     "expected a floating dtype"),
+    ("ember::mish", [Operand("v0", E.int8)], E.int8, "expected a floating dtype"),
+    ("ember::softsign", [Operand("v0", E.bool_)], E.float32, "bool tensors"),
+    ("ember::tanhshrink", [Operand("v0", E.bool_)], E.float32, "bool tensors"),
+    ("ember::threshold", [Operand("v0", E.bool_), Operand("0", None, 0),
+                          Operand("1", None, 1)], E.bool_, "bool tensors"),
+    ("ember::threshold", [Operand("v0", E.int8), Operand("0.5", None, 0.5),
+                          Operand("1000", None, 1000)], E.int8, "masked_fill.*overflow"),
+    ("ember::celu", [Operand("v0", E.float32), Operand("0.0", None, 0.0)], E.float32,
+     "alpha == 0"),
+    ("ember::softshrink", [Operand("v0", E.float32), Operand("-1", None, -1)], E.float32,
+     "lambd = -1 < 0"),
+    ("ember::softplus", [Operand("v0", E.float16), Operand("1", None, 1),
+                         Operand("1e39", None, 1e39)], E.float16, "clamp_max.*overflow"),
+    ("ember::addcmul", [Operand(f"v{i}", E.bool_) for i in range(3)] + [Operand("1", None, 1)],
+     E.bool_, "bool tensors"),
+    ("ember::addcdiv", [Operand(f"v{i}", E.int32) for i in range(3)] + [Operand("1", None, 1)],
+     E.int32, "integer division with addcdiv"),
+    ("ember::copysign", [Operand("2", None, 2), Operand("v0", E.float32)], E.float32,
+     "self must be a tensor"),
+    ("ember::float_power", [Operand("v0", E.float32), Operand("v1", E.float32)], E.float32,
+     "expected a float64 result"),
 ])
 def test_declines_with_a_reason(kind, inputs, out, reason):
     with pytest.raises(FusionDeclined, match=reason):

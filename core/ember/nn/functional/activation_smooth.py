@@ -19,6 +19,8 @@ from .activation import _check_floating, _need_dim, _write
 
 __all__ = ["softplus", "mish", "logsigmoid", "softsign", "tanhshrink", "glu", "softmin"]
 
+_HALF = (E.float16, E.bfloat16)
+
 
 def _log1p_exp(z):
     """log(1 + exp(z)) for any z, accurate at both ends, gradient sigmoid(z) (1/2 at 0)."""
@@ -32,6 +34,8 @@ def _log1p_exp(z):
 @composite("softplus")
 def _softplus(self, beta, threshold):
     _check_floating("softplus", self)
+    if self.dtype in _HALF:  # as PyTorch: float16's exp overflows from z = 11.1
+        return _softplus(self.float(), beta, threshold).to(self.dtype)
     z = self * beta
     # PyTorch's formula (log1p(exp(z)) up to threshold, then the identity), with exp's
     # input clamped so the branch where() drops cannot overflow
@@ -41,6 +45,8 @@ def _softplus(self, beta, threshold):
 @composite("mish")
 def _mish(self):
     _check_floating("mish", self)
+    if self.dtype in _HALF:  # computed in float32, as PyTorch does
+        return _mish(self.float()).to(self.dtype)
     return self * E.tanh(_softplus(self, 1, 20))
 
 

@@ -5,7 +5,8 @@
 
 Mapping (ONNX operators, https://onnx.ai/onnx/operators/): the ONNX op in float32, where
 its float attributes are the constants ember multiplies by and onnxruntime has the
-kernel; other floating dtypes compose ember's own formula in their dtype:
+kernel; other floating dtypes compose ember's own formula in their dtype (``softplus``
+and ``mish`` in float32 for float16/bfloat16, as ember computes them):
 
 * ``selu`` -> Selu; ``celu`` -> Celu (opset 12); ``hardsigmoid`` -> HardSigmoid
   (alpha = 1/6, beta = 1/2); ``hardswish`` -> HardSwish (opset 14; below, composed) with
@@ -156,12 +157,25 @@ def _softplus_composed(g, x, beta, threshold):
     return _where(g, _bool(g, "Greater", z, _scalar(g, z, threshold)), x, sp)
 
 
+_HALF = (_t.float16, _t.bfloat16)
+
+
+def _in_float32(g, x, build):
+    """``build(g, x)`` computed in float32 for a float16/bfloat16 ``x`` and cast back, as
+    ember's softplus and mish compute them (float16's exp overflows from 11.1)."""
+    if x.dtype not in _HALF:
+        return build(g, x)
+    return g.cast(build(g, g.cast(x, _t.float32)), x.dtype)
+
+
 @builtin("ember::softplus")
 def softplus(g, x, beta=1, threshold=20):
     """Softplus where it equals ember's (see the module docstring), else composed."""
-    if _softplus_is_exact(x.dtype, beta, threshold):
-        return _op(g, "Softplus", x)
-    return _softplus_composed(g, x, beta, threshold)
+    def build(g, x):
+        if _softplus_is_exact(x.dtype, beta, threshold):
+            return _op(g, "Softplus", x)
+        return _softplus_composed(g, x, beta, threshold)
+    return _in_float32(g, x, build)
 
 
 def _mish_composed(g, x):
@@ -171,15 +185,14 @@ def _mish_composed(g, x):
 @builtin("ember::mish")
 def mish(g, x):
     """x * Tanh(softplus(x)) below opset 18."""
-    return _mish_composed(g, x)
+    return _in_float32(g, x, _mish_composed)
 
 
 @builtin("ember::mish", opset=18)
 def mish18(g, x):
-    """Mish in float32; other dtypes composed."""
-    if x.dtype is _t.float32:
-        return _op(g, "Mish", x)
-    return _mish_composed(g, x)
+    """Mish in float32; float64 composed."""
+    return _in_float32(g, x, lambda g, x: _op(g, "Mish", x) if x.dtype is _t.float32
+                       else _mish_composed(g, x))
 
 
 @builtin("ember::log_sigmoid")

@@ -136,3 +136,17 @@ def test_softmin_dtype_argument():
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("dtype", [E.float16, E.bfloat16])
+def test_half_softplus_and_mish_compute_in_float32(dtype):
+    # float16's exp overflows from 11.1: computed in the half dtype, softplus(12) was inf
+    x = np.array([5.0, 11.5, 12.0, 15.0, 19.0, -20.0])
+    z = np.minimum(x, 20.0)
+    softplus = np.where(x > 20.0, x, np.log1p(np.exp(z)))
+    got = F.softplus(E.tensor(x, dtype=dtype))
+    assert got.dtype == dtype
+    assert_close(got, softplus.astype(np.float32).astype(dtype.numpy))
+    assert_close(F.mish(E.tensor(x, dtype=dtype)),
+                 (x * np.tanh(softplus)).astype(np.float32).astype(dtype.numpy),
+                 rtol=1e-2, atol=1e-7)
