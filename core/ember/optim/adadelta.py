@@ -1,7 +1,6 @@
 """``Adadelta`` (``torch.optim.Adadelta``)."""
 from __future__ import annotations
 
-from ..factories import zeros_like
 from .optimizer import Optimizer, check_hparam
 
 __all__ = ["Adadelta"]
@@ -52,21 +51,7 @@ class Adadelta(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
-        weight_decay, maximize = group["weight_decay"], group["maximize"]
-        for p in group["params"]:
-            grad = p.grad
-            if grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["square_avg"] = zeros_like(p)
-                state["acc_delta"] = zeros_like(p)
-            state["step"] += 1
-            if maximize:
-                grad = -grad
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+        for p, grad, state in self._params_with_grad(group, "square_avg", "acc_delta"):
             square_avg, acc_delta = state["square_avg"], state["acc_delta"]
             square_avg.mul_(rho).add_(grad * grad, alpha=1 - rho)
             delta = acc_delta.add(eps).sqrt_().div_(square_avg.add(eps).sqrt_()).mul_(grad)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from .. import maximum  # generated op, installed before ember imports optim
-from ..factories import zeros_like
 from .adam import check_adam_hparams
 from .optimizer import Optimizer
 
@@ -48,21 +47,8 @@ class Adamax(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, maximize = group["weight_decay"], group["maximize"]
-        for p in group["params"]:
-            grad = p.grad
-            if grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = zeros_like(p)
-                state["exp_inf"] = zeros_like(p)
-            step = state["step"] = state["step"] + 1
-            if maximize:
-                grad = -grad
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+        for p, grad, state in self._params_with_grad(group, "exp_avg", "exp_inf"):
+            step = state["step"]
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
             exp_avg.lerp_(grad, 1 - beta1)
             maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)

@@ -1,7 +1,6 @@
 """``NAdam``: Adam with Nesterov momentum (``torch.optim.NAdam``)."""
 from __future__ import annotations
 
-from ..factories import zeros_like
 from .adam import check_adam_hparams
 from .optimizer import Optimizer, check_hparam
 
@@ -60,29 +59,12 @@ class NAdam(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
-        decoupled, maximize = group["decoupled_weight_decay"], group["maximize"]
-        for p in group["params"]:
-            grad = p.grad
-            if grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["mu_product"] = 1.0
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-            step = state["step"] = state["step"] + 1
-            if maximize:
-                grad = -grad
-            if weight_decay != 0:
-                if decoupled:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    grad = grad.add(p, alpha=weight_decay)
+        momentum_decay = group["momentum_decay"]
+        for p, grad, state in self._params_with_grad(group, "exp_avg", "exp_avg_sq"):
+            step = state["step"]
             mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
             mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
-            mu_product = state["mu_product"] = state["mu_product"] * mu
+            mu_product = state["mu_product"] = state.get("mu_product", 1.0) * mu
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)

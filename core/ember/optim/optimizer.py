@@ -32,6 +32,7 @@ from collections import defaultdict
 from itertools import chain
 
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..factories import zeros_like
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -188,6 +189,38 @@ class Optimizer:
     def _step_group(self, group: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _step_group(group) "
                                   f"or override step(closure=None)")
+
+    def _params_with_grad(self, group: dict, *buffers: str):
+        """Yield ``(p, grad, state)`` for each parameter of ``group`` with a gradient: the
+        shared start of an update step, in PyTorch's order.
+
+        The state is created on first use, ``{"step": 0}`` plus a zero tensor like ``p``
+        for each name in ``buffers``; ``state["step"]`` is then advanced. ``grad`` is
+        negated when ``group["maximize"]``; a nonzero ``group["weight_decay"]`` shrinks
+        ``p`` in place by ``1 - lr * weight_decay`` when
+        ``group.get("decoupled_weight_decay")`` (AdamW-style), else adds
+        ``weight_decay * p`` to ``grad`` (an L2 penalty).
+        """
+        lr, weight_decay = group["lr"], group["weight_decay"]
+        maximize, decoupled = group["maximize"], group.get("decoupled_weight_decay", False)
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                for name in buffers:
+                    state[name] = zeros_like(p)
+            state["step"] += 1
+            if maximize:
+                grad = -grad
+            if weight_decay != 0:
+                if decoupled:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    grad = grad.add(p, alpha=weight_decay)
+            yield p, grad, state
 
     # --- state dict ----------------------------------------------------------------------
     def state_dict(self) -> dict:

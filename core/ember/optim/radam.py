@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-from ..factories import zeros_like
 from .adam import check_adam_hparams
 from .optimizer import Optimizer
 
@@ -59,26 +58,9 @@ class RAdam(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, decoupled = group["weight_decay"], group["decoupled_weight_decay"]
-        maximize = group["maximize"]
         rho_inf = 2 / (1 - beta2) - 1
-        for p in group["params"]:
-            grad = p.grad
-            if grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-            step = state["step"] = state["step"] + 1
-            if maximize:
-                grad = -grad
-            if weight_decay != 0:
-                if decoupled:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    grad = grad.add(p, alpha=weight_decay)
+        for p, grad, state in self._params_with_grad(group, "exp_avg", "exp_avg_sq"):
+            step = state["step"]
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
