@@ -47,6 +47,8 @@ _LOG_SQRT_2PI = 0.91893853320467274178
 
 
 def lgamma64(xp, x):
+    """log|Gamma(x)| of a float64 array of any shape (Lanczos approximation, reflection
+    below 0.5); +inf at the poles 0, -1, -2, .... Reference: torch.lgamma."""
     refl = x < 0.5
     z = xp.where(refl, 1.0 - x, x) - 1.0
     s = xp.full_like(z, _LANCZOS[0])
@@ -74,6 +76,9 @@ class _Null:
 
 
 def digamma64(xp, x):
+    """psi(x) = d/dx log Gamma(x) of a float64 array (recurrence up to x >= 10, asymptotic
+    series, reflection for x < 0); NaN at the negative poles, -inf at +0 and +inf at -0.
+    Reference: torch.digamma."""
     with _quiet(xp):
         refl = x < 0
         # pi / tan(pi x) with the period reduced exactly first
@@ -116,6 +121,8 @@ def zeta64(xp, s: float, q):
 
 
 def polygamma64(xp, n: int, x):
+    """psi^(n)(x) of a float64 array for an int n >= 0: digamma for n = 0, else
+    (-1)^(n+1) n! zeta(n + 1, x). Reference: torch.polygamma."""
     if n == 0:
         return digamma64(xp, x)
     sign = 1.0 if n % 2 else -1.0
@@ -136,6 +143,8 @@ def _horner(coeffs, w):
 
 
 def erfinv64(xp, y):
+    """erf^-1(y) of a float64 array: Giles's (2010) approximation refined by Newton
+    steps; +-inf at +-1, NaN outside [-1, 1]. Reference: torch.erfinv."""
     with _quiet(xp):
         a = xp.abs(y)
         w = -xp.log((1.0 - a) * (1.0 + a))

@@ -233,6 +233,12 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 # --- adaptive average pooling --------------------------------------------------------------
 
+def _adaptive_bounds(n: int, n_out: int) -> list:
+    """[(start, end)] of output cell i's input window along a dim of size n: floor(i n /
+    out) to ceil((i + 1) n / out), PyTorch's adaptive pooling rule."""
+    return [(i * n // n_out, -(-(i + 1) * n // n_out)) for i in range(n_out)]
+
+
 def _adaptive_dim(x, dim: int, n_out: int):
     """Adaptive average over ``dim`` (-2 or -1) down (or up) to n_out cells."""
     n = x.shape[dim]
@@ -242,10 +248,8 @@ def _adaptive_dim(x, dim: int, n_out: int):
         k = n // n_out
         shape = tuple(x.shape[:dim]) + (n_out, k) + tuple(x.shape[dim:][1:])
         return x.reshape(shape).mean(dim)  # the k axis lands at dim
-    rows = []
-    for i in range(n_out):
-        start, end = i * n // n_out, -(-(i + 1) * n // n_out)
-        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(n)])
+    rows = [[1.0 / (end - start) if start <= j < end else 0.0 for j in range(n)]
+            for start, end in _adaptive_bounds(n, n_out)]
     avg = E.tensor(rows, dtype=x.dtype, device=x.device).reshape(n_out, n)
     return avg.matmul(x) if dim == -2 else x.matmul(avg.t())
 
@@ -295,7 +299,7 @@ def _adaptive_windows(n: int, n_out: int) -> np.ndarray:
     """(n_out, k) source cells of the adaptive windows of a dim of size n, each padded to the
     longest window k by repeating its last cell (which changes neither the max nor the
     first position of it)."""
-    bounds = [(i * n // n_out, -(-(i + 1) * n // n_out)) for i in range(n_out)]
+    bounds = _adaptive_bounds(n, n_out)
     k = max(e - s for s, e in bounds)
     return np.array([[s + min(t, e - s - 1) for t in range(k)] for s, e in bounds],
                     dtype=np.int64).reshape(n_out, k)

@@ -46,16 +46,20 @@ class PackedSequence(namedtuple("PackedSequence",
                           move(self.unsorted_indices))
 
     def cpu(self) -> "PackedSequence":
+        """``to("cpu")``."""
         return self.to("cpu")
 
     def float(self) -> "PackedSequence":
+        """``data`` as float32."""
         return self.to(dtype=_dtype("float32"))
 
     def double(self) -> "PackedSequence":
+        """``data`` as float64."""
         return self.to(dtype=_dtype("float64"))
 
     @property
     def is_cuda(self) -> bool:
+        """Whether ``data`` is on a CUDA device."""
         return self.data.is_cuda
 
 

@@ -35,10 +35,12 @@ def per_group(name: str, optimizer: Optimizer, value) -> list:
 
 
 def is_positive_int(v) -> bool:
+    """An int (not a bool) above 0."""
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
 def is_real(v) -> bool:
+    """A real number (not a bool)."""
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
