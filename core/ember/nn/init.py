@@ -18,10 +18,14 @@ from .. import factories as _f
 from .. import where
 from ..autograd import no_grad
 from ..tensor import Tensor
+from ..types import float32 as _FLOAT32
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
-           "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_"]
+           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_", "sparse_",
+           # deprecated spellings without the trailing underscore (they warn)
+           "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d", "sigmoid")
@@ -162,6 +166,33 @@ def eye_(tensor: Tensor) -> Tensor:
         return tensor.copy_(_f.eye(n, m, dtype=tensor.dtype, device=tensor.device))
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight ``(out, in, *kernel)`` with the Dirac delta,
+    so the convolution passes its input through: in each of ``groups`` groups of
+    ``out // groups`` output channels, channel d gets a 1 at input channel d, kernel
+    centre (for d < min(out // groups, in)), 0 elsewhere.
+
+    Raises ValueError for another rank or ``out`` not divisible by ``groups``.
+    Reference: torch.nn.init.dirac_.
+    """
+    _check(tensor, "dirac_")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"Only tensors with 3, 4, or 5 dimensions are supported, got shape "
+                         f"{list(tensor.shape)}")
+    out_channels = tensor.shape[0]
+    if groups < 1 or out_channels % groups != 0:
+        raise ValueError(f"dim 0 must be divisible by groups: {out_channels} output channels, "
+                         f"groups={groups}")
+    per_group = out_channels // groups
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, tensor.shape[1])):
+                tensor[(g * per_group + d, d) + centre] = 1
+    return tensor
+
+
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)).
 
@@ -219,3 +250,75 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` (rows = size 0, cols = the other dims flattened) with a (semi-)
+    orthogonal matrix times ``gain``: the Q of the QR decomposition of a standard normal
+    matrix, its columns' signs fixed by R's diagonal so Q is Haar-distributed. Half
+    precision draws and factorizes in float32.
+
+    Raises ValueError for tensors of fewer than 2 dims.
+    Reference: torch.nn.init.orthogonal_ (Saxe et al., 2013; Mezzadri, 2007).
+    """
+    from ..linalg import qr  # NOTE: late: ember.linalg imports after nn
+
+    _check(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError(f"Only tensors with 2 or more dimensions are supported, got shape "
+                         f"{list(tensor.shape)}")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    dtype = tensor.dtype if tensor.dtype.itemsize >= 4 else _FLOAT32
+    flat = _f.randn(rows, cols, generator=generator, dtype=dtype, device=tensor.device)
+    if rows < cols:
+        flat = flat.t()
+    q, r = qr(flat)
+    q = q * r.diagonal().sign()
+    if rows < cols:
+        q = q.t()
+    with no_grad():
+        return tensor.copy_(q.reshape(tensor.shape)).mul_(gain)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill the 2-D ``tensor`` (rows, cols) from N(0, std^2), then zero
+    ``ceil(sparsity * rows)`` randomly chosen entries in each column.
+
+    Raises ValueError for another rank. Reference: torch.nn.init.sparse_ (Martens, 2010).
+    """
+    _check(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError(f"Only tensors with 2 dimensions are supported, got shape "
+                         f"{list(tensor.shape)}")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        normal_(tensor, 0.0, std, generator)
+        for col in range(cols):
+            zero_rows = _f.randperm(rows, generator=generator, device=tensor.device)
+            tensor[zero_rows[:num_zeros], col] = 0
+    return tensor
+
+
+def _deprecated(new):
+    """``new`` under its old name without the underscore, warning as PyTorch does."""
+    old = new.__name__[:-1]
+
+    def init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    init.__name__ = init.__qualname__ = old
+    init.__doc__ = f"Deprecated: use ``{new.__name__}``, which this calls after a FutureWarning."
+    return init
+
+
+uniform, normal, constant, eye, dirac = map(_deprecated, (uniform_, normal_, constant_, eye_,
+                                                          dirac_))
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)

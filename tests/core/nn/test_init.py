@@ -1,4 +1,5 @@
-"""ember.nn.init: bounds and statistics on large tensors, fans, gains, errors, generators."""
+"""ember.nn.init: bounds and statistics on large tensors, fans, gains, dirac, orthogonality,
+sparsity, deprecated spellings, errors, generators."""
 import math
 import warnings
 
@@ -117,3 +118,66 @@ def test_in_place_without_grad_and_bumps_version():
     for dt in (E.float64, E.float16):
         t = init.normal_(E.empty(5, dtype=dt))
         assert t.dtype is dt
+
+
+@pytest.mark.parametrize("shape, groups", [((4, 4, 3), 1), ((6, 4, 3, 3), 2), ((2, 3, 3, 5, 1), 1)])
+def test_dirac_passes_the_input_through(shape, groups):
+    w = init.dirac_(E.empty(*shape, dtype=E.float64), groups=groups)
+    expected = np.zeros(shape)
+    per_group = shape[0] // groups
+    centre = tuple(k // 2 for k in shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            expected[(g * per_group + d, d) + centre] = 1
+    np.testing.assert_array_equal(w.numpy(), expected)
+    if groups == 1 and shape[0] == shape[1] and len(shape) == 4:
+        x = E.randn(2, shape[1], 5, 5, dtype=E.float64)
+        y = E.nn.functional.conv2d(x, w, padding=(shape[2] // 2, shape[3] // 2))
+        np.testing.assert_allclose(y.numpy(), x.numpy())
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 2, 3), (6, 6)])
+def test_orthogonal_is_orthogonal_times_gain(shape):
+    w = init.orthogonal_(E.empty(*shape, dtype=E.float64), gain=2.0)
+    m = w.numpy().reshape(shape[0], -1)
+    gram = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(gram, 4.0 * np.eye(len(gram)), atol=1e-12)
+
+
+def test_orthogonal_half_precision_and_generator():
+    a = init.orthogonal_(E.empty(4, 4, dtype=E.float16), generator=E.Generator().manual_seed(3))
+    b = init.orthogonal_(E.empty(4, 4, dtype=E.float16), generator=E.Generator().manual_seed(3))
+    assert a.dtype == E.float16
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    m = a.numpy().astype(np.float64)
+    np.testing.assert_allclose(m @ m.T, np.eye(4), atol=5e-3)
+
+
+def test_sparse_zeroes_a_fraction_of_each_column():
+    w = init.sparse_(E.empty(10, 6, dtype=E.float64), sparsity=0.25, std=0.5)
+    zeros = (w.numpy() == 0).sum(axis=0)
+    np.testing.assert_array_equal(zeros, np.full(6, 3))  # ceil(0.25 * 10)
+    assert 0.2 < w.numpy()[w.numpy() != 0].std() < 1.0
+
+
+@pytest.mark.parametrize("fn, args, match", [
+    ("dirac_", ((3, 3),), "3, 4, or 5 dimensions"),
+    ("dirac_", ((3, 3, 3), 2), "divisible by groups"),
+    ("orthogonal_", ((3,),), "2 or more dimensions"),
+    ("sparse_", ((3, 3, 3), 0.1), "2 dimensions"),
+])
+def test_shape_errors(fn, args, match):
+    shape, *rest = args
+    with pytest.raises(ValueError, match=match):
+        getattr(init, fn)(E.empty(*shape), *rest)
+
+
+@pytest.mark.parametrize("old", ["uniform", "normal", "constant", "eye", "dirac",
+                                 "xavier_uniform", "xavier_normal", "kaiming_uniform",
+                                 "kaiming_normal", "orthogonal", "sparse"])
+def test_deprecated_spellings_warn_and_work(old):
+    args = {"constant": (0.5,), "sparse": (0.1,)}.get(old, ())
+    shape = (3, 3, 3) if old == "dirac" else (4, 3)
+    with pytest.warns(FutureWarning, match=f"nn.init.{old}` is now deprecated"):
+        out = getattr(init, old)(E.empty(*shape), *args)
+    assert out.shape == shape and getattr(init, old).__name__ == old
