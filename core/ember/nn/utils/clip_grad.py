@@ -7,11 +7,13 @@ place, so the clipping itself is never recorded.
 from __future__ import annotations
 
 import math
+import warnings
 
 from ...autograd import no_grad
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _tensors(tensors, what: str) -> list:
@@ -121,3 +123,12 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
                         f"{clip_value!r}") from None
     for g in _grads(parameters, "clip_grad_value_"):
         g.clamp_(min=-clip_value, max=clip_value)
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite: bool = False,
+                   foreach=None):
+    """Deprecated spelling of ``clip_grad_norm_``, which it calls after a FutureWarning.
+    Reference: torch.nn.utils.clip_grad_norm."""
+    warnings.warn("`ember.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`ember.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

@@ -120,3 +120,12 @@ def test_bad_arguments():
         clip_grad_norm_(ps, 1.0, norm_type="two")
     with pytest.raises(TypeError, match="clip_value must be a number"):
         clip_grad_value_(ps, None)
+
+
+def test_deprecated_clip_grad_norm_warns_and_clips():
+    p = E.zeros(2, requires_grad=True)
+    p.grad = E.tensor([3.0, 4.0])
+    with pytest.warns(FutureWarning, match="deprecated in favor of .*clip_grad_norm_`"):
+        total = E.nn.utils.clip_grad_norm([p], 1.0)
+    assert total.item() == pytest.approx(5.0)
+    assert p.grad.numpy().tolist() == pytest.approx([0.6, 0.8], rel=1e-5)
