@@ -16,6 +16,9 @@ from .factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack, 
                         randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                         zeros_like)
 from .random import Generator, manual_seed
+from .random import get_rng_state, initial_seed, seed, set_rng_state
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, \
+    set_anomaly_enabled
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, \
     is_inference_mode_enabled, no_grad, set_grad_enabled
 from .backends.registry import default_device as get_default_device
@@ -61,11 +64,21 @@ from .sampling import install as _install_sampling  # noqa: E402 - wraps uniform
 _install_sampling(Tensor)
 from .tensor_factories import install as _install_new  # noqa: E402 - Tensor.new_*
 _install_new(Tensor)
+from .ops import inplace_views as _inplace_views  # noqa: E402 - Tensor.unsqueeze_, t_...
+_inplace_views.install(Tensor)
+from .ops import aliases as _aliases  # noqa: E402 - arccos, greater, ember.exp_(x), ...
+_aliases.install(globals(), Tensor)
+from . import shape_factories as _shape_factories  # noqa: E402 - broadcast_shapes, ...
+_shape_factories.install(globals())
+from . import tensor_attributes as _tensor_attributes  # noqa: E402 - nbytes, data_ptr, ...
+_tensor_attributes.install(globals(), Tensor)
 
 from . import autograd  # noqa: E402 - needs the ops: its formulas are ember ops
 autograd._install()
 
 from . import nn, optim, utils  # noqa: E402,F401 - nn's composite ops register on import
 from . import linalg  # noqa: E402,F401 - ember.linalg.inv...; registers its composites
+from . import special  # noqa: E402,F401 - ember.special.ndtr...; registers mvlgamma
+from .linalg.legacy import lu  # noqa: E402 - torch.lu: (LU, pivots[, infos])
 from .serialization import load, save  # noqa: E402
 from . import cuda  # noqa: E402,F401 - ember.cuda.is_available() without an import

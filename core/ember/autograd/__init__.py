@@ -7,6 +7,9 @@
 * ``Function``: custom ops with a hand-written backward.
 * ``gradcheck`` / ``gradgradcheck``: finite-difference checks of first and second
   derivatives.
+* ``functional``: ``vjp``, ``jvp``, ``jacobian``, ``hessian``, ``vhp``, ``hvp``.
+* ``detect_anomaly`` / ``set_detect_anomaly``: forward tracebacks and NaN checks for
+  backward errors (``anomaly_mode.py``).
 
 How it fits together: ``derivatives.yaml`` gives each op a formula per input; at import
 ``codegen.py`` turns each entry into a Node class and a recorder that the op wrappers call
@@ -236,8 +239,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 
 from .custom import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+from . import functional  # noqa: E402,F401 - ember.autograd.functional.jacobian & co.
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 
 __all__ = ["AccumulateGrad", "Edge", "Function", "FunctionCtx", "GradcheckError", "Node",
            "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled",
-           "no_grad", "once_differentiable", "set_grad_enabled"]
+           "no_grad", "once_differentiable", "set_grad_enabled",
+           "detect_anomaly", "set_detect_anomaly"]

@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from . import anomaly_mode as _anomaly
 from . import fast_formulas as _fast
 from . import function as _function
 from . import formulas as _formulas
@@ -313,7 +314,8 @@ def _recorder_lines(p: _Plan) -> list:
     edge_of, tensors, list_input = p.edge_of, p.tensors, p.list_input
     rec = [f"def record_{p.class_name}(_inplace, {', '.join(p.args)}):",
            f"    _node = _new({p.class_name})  # Node.__init__, inlined",
-           "    _node.sequence_nr = _next_sequence_nr(); _node._hooks = None; _node._out_meta = ()"]
+           "    _node.sequence_nr = _next_sequence_nr(); _node._hooks = None; _node._out_meta = ()",
+           "    if _anomaly.ENABLED: _anomaly.record(_node)"]
     if list_input is not None:
         rec.append(f"    _e = _tuple(_edge(_x) for _x in {list_input})")
         rec.append("    _node.next_functions = _e")
@@ -401,6 +403,7 @@ def namespace() -> dict:
                "_tuple": tuple, "_getattr": getattr, "_FREED": FREED,
                "_SAVED": (SavedVariable, _Freed), "_modified_input": modified_input,
                "_new": object.__new__, "_next_sequence_nr": _function._sequence.__next__,
+               "_anomaly": _anomaly,
                "__name__": "ember.autograd.generated"})
     ns.update({_fast_name(op, inputs): fn for (op, inputs), fn in _fast.FAST.items()})
     return ns

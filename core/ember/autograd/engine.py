@@ -24,6 +24,8 @@ its operands. A single-device backend (cpu) enters no guard and records no devic
 
 Without ``retain_graph`` each node frees its saved tensors once it has run. With
 ``create_graph`` the walk runs in grad mode, so the formulas record a graph of their own.
+In anomaly mode (``anomaly_mode.py``) each node's gradients are checked for NaN after it
+runs, and an error raised while running a node is reported with its forward traceback.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ import itertools
 import operator
 
 from ..types import Device
+from . import anomaly_mode as _anomaly
 from .fast_formulas import accumulate as _accumulate
 from .formulas import is_expandable_to, sum_to
 from .function import AccumulateGrad, call_node
@@ -171,6 +174,8 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
 
     prev_mode = STATE.enabled
     STATE.enabled = create_graph
+    check_nan = _anomaly.ENABLED and _anomaly.CHECK_NAN
+    node = None
     try:
         while ready:
             node = pop(ready)[2]
@@ -198,6 +203,8 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
                         break
             if out is None:  # nothing flows on, but the nodes it points at stop waiting
                 out = (None,) * len(node.next_functions)
+            elif check_nan:
+                _anomaly.check_nan(node, out)
             # each gradient goes to the buffer of the node its edge points to, fitted to
             # what that node expects; a node all of whose edges have come in is ready
             i = -1
@@ -213,6 +220,10 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
                 deps[nxt] = d
                 if d == 0:
                     push(ready, (-nxt.sequence_nr, next(tie), nxt))
+    except Exception as exc:
+        if _anomaly.ENABLED and node is not None:  # the forward traceback of the culprit
+            _anomaly.report(node, exc)
+        raise
     finally:
         STATE.enabled = prev_mode
     return captured

@@ -21,6 +21,7 @@ import weakref
 from collections import namedtuple
 
 from .. import dispatch as _d
+from . import anomaly_mode as _anomaly
 from .grad_ownership import may_steal as _may_steal
 from .grad_mode import STATE
 
@@ -93,6 +94,8 @@ class Node:
         self.next_functions = ()
         self._out_meta = ()
         self._hooks = None if self._trusted_arity else _Hooks()
+        if _anomaly.ENABLED:  # NOTE: codegen's recorders inline this __init__, check included
+            _anomaly.record(self)
 
     def name(self) -> str:
         """``MulBackward0``: the class name, as PyTorch prints it."""

@@ -23,6 +23,10 @@ from .kernels import index_update, scan, special
 from .kernels import sampling
 from .kernels import factorizations
 from .kernels import bucketing, special_math
+from .kernels import float_parts, log_scan
+from .kernels import scatter_reduce
+from .kernels import (special_airy, special_bessel, special_gamma, special_polynomials,
+                      special_stats)
 
 MODULES = (factory, pointwise, pointwise_binary, predicates, reduction, softmax, sorting, shape,
            copying, indexing, data_dependent, linalg, matrix, pooling, loss, optim)
@@ -30,6 +34,10 @@ MODULES += (special, scan, index_update)
 MODULES += (sampling,)
 MODULES += (factorizations,)  # torch.linalg: inv, solve, det, qr, eigh, svd...
 MODULES += (special_math, bucketing)
+MODULES += (log_scan, float_parts)  # logcumsumexp, frexp
+MODULES += (scatter_reduce,)  # scatter_reduce's sum/prod/mean/amax/amin
+MODULES += (special_stats, special_gamma, special_bessel, special_airy,
+            special_polynomials)  # torch.special
 
 
 def make_kernels(xp) -> dict:

@@ -6,7 +6,8 @@ initialisers; ``utils`` the training-loop helpers (gradient clipping, flat param
 """
 from . import functional, init, utils
 from .modules import *  # noqa: F401,F403
-from .parameter import Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from .modules import __all__ as _modules_all
 
 __all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+__all__ += ["Buffer", "UninitializedParameter", "UninitializedBuffer"]

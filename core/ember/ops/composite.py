@@ -235,3 +235,6 @@ def meshgrid(tensors, indexing=None):
 # NOTE: last, once ``composite`` exists: these modules register their ops on import
 from . import composite_math, composite_select  # noqa: E402,F401
 from . import composite_products, composite_stack  # noqa: E402,F401
+from . import composite_blas, composite_numeric  # noqa: E402,F401
+from . import composite_stats, composite_windows  # noqa: E402,F401
+from . import composite_scatter, composite_shape, composite_split  # noqa: E402,F401

@@ -665,6 +665,40 @@ add("linalg_svd", "pinv_tall", E.linalg.pinv, u(3, 2))
 add("linalg_eigh", "pinv_hermitian", lambda x: E.linalg.pinv(x + x.mT + 4 * _eye(2),
                                                              hermitian=True), u(2, 2))
 
+# ---- torch.linalg: LU, triangular solves, lstsq, matrix_exp (ember/linalg/) --------------------
+# LU pivots are piecewise constant in A: the inputs keep a clear winner in every column.
+def _pivots(n):
+    return E.tensor(np.arange(1, n + 1, dtype=np.int32))
+
+
+add("linalg_solve_triangular", "upper", lambda a, b: E.linalg.solve_triangular(a, b, upper=True),
+    _wc(3, 3), u(3, 2))
+add("linalg_solve_triangular", "lower_right_unit_batched",
+    lambda a, b: E.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+    u(2, 2, 2), u(2, 3, 2))
+add("linalg_solve_triangular", "cholesky_solve", lambda b, x: E.cholesky_solve(
+    b, E.linalg.cholesky(x @ x.mT + _eye(2))), u(2, 2), u(2, 2))
+add("linalg_solve_triangular", "triangular_solve_transpose",
+    lambda b, a: E.triangular_solve(b, a, upper=False, transpose=True)[0], u(3, 1), _wc(3, 3))
+add("linalg_lu_factor_ex", "square", lambda a: E.linalg.lu_factor_ex(a)[0], _wc(3, 3))
+add("linalg_lu_factor_ex", "lu_tall", lambda a: E.linalg.lu(a)[1:], u(4, 2))
+add("linalg_lu_factor_ex", "lu_wide_batched", lambda a: E.linalg.lu(a)[1:], u(2, 2, 3))
+add("linalg_lu_factor_ex", "lu_factor_solve",
+    lambda a, b: E.linalg.lu_solve(*E.linalg.lu_factor(a), b), _wc(2, 2), u(2, 3))
+add("lu_unpack", "no_pivoting", lambda lu: E.lu_unpack(lu, _pivots(3))[1:], _wc(3, 3))
+add("lu_unpack", "lu_solve_adjoint_right", lambda lu, b: E.linalg.lu_solve(
+    lu, _pivots(2), b, left=False, adjoint=True), _wc(2, 2), u(3, 2))
+add("linalg_lstsq", "tall", lambda a, b: E.linalg.lstsq(a, b).solution, u(4, 2), u(4, 2))
+add("linalg_lstsq", "residuals_gelsd", lambda a, b: E.linalg.lstsq(a, b, driver="gelsd")[:2],
+    u(4, 2), u(4, 1))
+add("linalg_lstsq", "wide_vector", lambda a, b: E.linalg.lstsq(a, b).solution, u(2, 3), u(2))
+add("linalg_matrix_exp", "small_norm", E.linalg.matrix_exp, u(3, 3, lo=-0.1, hi=0.1))
+add("linalg_matrix_exp", "scaled_batched", E.matrix_exp, u(2, 2, 2, lo=-3.0, hi=3.0))
+add("linalg_cholesky_ex", "spd", lambda x: E.linalg.cholesky_ex(x @ x.mT + _eye(3))[0], u(3, 3))
+add("linalg_cholesky_ex", "upper_cholesky_inverse",
+    lambda x: E.cholesky_inverse(E.linalg.cholesky_ex(x @ x.mT + _eye(2), upper=True)[0],
+                                 upper=True), u(2, 2))
+
 # ==== written by hand: Tensor.to, indexing =====================================================
 add("_to_copy", "float64_copy", lambda x: x.to(E.float64, copy=True), u(2, 3))
 # float32 rounds the finite-difference step: a coarse eps keeps that error below atol
@@ -730,6 +764,13 @@ add("max_pool2d_with_indices_backward", "overlap_repeated_index",
     lambda go: E.max_pool2d_with_indices_backward(
         go, E.zeros(1, 1, 3, 3, dtype=E.float64), (2, 2), (1, 1), (0, 0), (1, 1), False,
         _i([[[[0, 1], [4, 4]]]])), u(1, 1, 2, 2))
+add("max_pool3d_with_indices", "overlap_pad_ceil",
+    lambda x: E.max_pool3d_with_indices(x, (2, 2, 2), (1, 2, 1), (1, 0, 1), (1, 1, 1),
+                                        True)[0], distinct(1, 1, 2, 2, 3))
+add("max_pool3d_with_indices_backward", "overlap_repeated_index",
+    lambda go: E.max_pool3d_with_indices_backward(
+        go, E.zeros(1, 1, 2, 2, 3, dtype=E.float64), (2, 2, 2), (1, 1, 1), (0, 0, 0),
+        (1, 1, 1), False, _i([[[[[0, 4]]]]])), u(1, 1, 1, 1, 2))
 
 
 def _class_weight():
@@ -769,3 +810,62 @@ add("erfinv", "inplace", lambda x: x.clone().erfinv_(), np.array([-0.5, 0.2, 0.8
 add("i0", "inplace", lambda x: x.clone().i0_(), u(4))
 add("sinc", "inplace", lambda x: x.clone().sinc_(), nz(4))
 add("hypot", "inplace", lambda x, y: x.clone().hypot_(y), nz(4), nz(4))
+
+
+# ==== statistics and numerics (opsa: kernels/log_scan.py, kernels/float_parts.py) ============
+section("reductions")
+add("logcumsumexp", "dim1", lambda x: E.logcumsumexp(x, 1), u(2, 4))
+add("logcumsumexp", "wide_range_dim0", lambda x: x.logcumsumexp(0), u(5, lo=-30, hi=30))
+add("logcumsumexp", "0d", lambda x: E.logcumsumexp(x, 0), u())
+section("pointwise")
+add("frexp", "mantissa", lambda x: E.frexp(x).mantissa, np.array([[0.3, -1.7, 5.2],
+                                                                  [12.5, -0.06, 2.2]]))
+
+
+# ==== scatter_reduce (kernels/scatter_reduce.py; formulas/_scatter.py) =========================
+# Distinct values, so amax/amin have no ties (a tie's subgradient is a choice); zeros for
+# prod, whose derivative (the product of the others) is smooth through them.
+section("indexing_linalg")
+_SR_IDX = [[0, 1, 0], [1, 1, 0]]  # repeats within each column
+for _red in ("sum", "prod", "mean", "amax", "amin"):
+    add("scatter_reduce.two", f"{_red}_self",
+        lambda x, s, r=_red: E.scatter_reduce(x, 0, _i(_SR_IDX), s, r), distinct(2, 3),
+        distinct(2, 3, salt=1) + 0.11)  # (distinct's values repeat across calls)
+    add("scatter_reduce.two", f"{_red}_no_self",
+        lambda x, s, r=_red: x.scatter_reduce(0, _i(_SR_IDX), s, r, include_self=False),
+        distinct(3, 3), distinct(2, 3, salt=2) + 0.11)
+add("scatter_reduce.two", "prod_zeros",
+    lambda x, s: E.scatter_reduce(x, 1, _i([[0, 0, 1], [1, 1, 1]]), s, "prod"),
+    np.array([[0.0, 1.5], [2.0, 0.5]]), np.array([[0.9, 1.2, -0.7], [0.0, 1.1, 1.3]]))
+add("scatter_reduce.two", "mean_small_index_dim_-1",
+    lambda x, s: x.scatter_reduce(-1, _i([[2, 2], [0, 1]]), s, "mean"), u(2, 3), u(2, 3))
+add("scatter_reduce.two", "inplace",
+    lambda x, s: x.clone().scatter_reduce_(1, _i([[0, 0], [2, 0]]), s, "amax",
+                                          include_self=False), distinct(2, 3),
+    distinct(2, 2) + 0.11)
+
+
+# ==== torch.special (kernels/special_stats.py, special_gamma.py, special_bessel.py) ==========
+# zeta and igamma/igammac are differentiable in their second operand only (as PyTorch): the
+# first is a constant inside the callable.
+section("pointwise")
+add("special_entr", "positive", E.special_entr, pos(2, 3, lo=0.1))
+add("special_ndtr", "2x3", E.special_ndtr, u(2, 3, lo=-4, hi=4))
+add("special_ndtri", "2x3", E.special_ndtri, u(2, 3, lo=0.02, hi=0.98))
+add("special_log_ndtr", "both_tails", E.special_log_ndtr,
+    np.array([-30.0, -3.0, -0.5, 0.4, 2.0, 6.0]))
+add("special_erfcx", "both_signs", E.special_erfcx, np.array([-1.5, -0.2, 0.3, 2.0, 6.0, 40.0]))
+add("special_i0e", "both_signs", E.special_i0e, np.array([-35.0, -1.2, 0.4, 2.5, 31.0]))
+add("special_i1e", "with_zero", E.special_i1e, np.array([0.0, -1.2, 0.4, 2.5, -31.0]))
+add("special_xlog1py", "broadcast", E.special_xlog1py, nz(3, 1), pos(4, lo=-0.5, hi=2.0))
+add("special_xlog1py", "number_self", lambda y: E.special_xlog1py(2.5, y), pos(4))
+add("special_zeta", "in_q", lambda q: E.special_zeta(E.tensor([2.0, 3.5, 5.0], dtype=E.float64), q),
+    pos(3, lo=0.3, hi=3.0))
+add("igamma", "in_x", lambda x: E.igamma(E.tensor([0.5, 2.0, 7.5], dtype=E.float64), x),
+    pos(3, lo=0.3, hi=6.0))
+add("igammac", "in_x", lambda x: E.igammac(E.tensor([0.5, 2.0, 7.5], dtype=E.float64), x),
+    pos(3, lo=0.3, hi=6.0))
+add("igamma", "inplace", lambda x: E.tensor([0.5, 2.0, 7.5], dtype=E.float64).igamma_(x),
+    pos(3, lo=0.3, hi=6.0, salt=1))
+add("igammac", "inplace", lambda x: E.tensor([0.5, 2.0, 7.5], dtype=E.float64).igammac_(x),
+    pos(3, lo=0.3, hi=6.0, salt=1))

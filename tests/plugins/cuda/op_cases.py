@@ -267,7 +267,7 @@ for _dt in (F16, BF16, F32, I64):
     case("outer", _dt.name, E.outer, gen((3,), _dt), gen((4,), _dt, salt=1), tol=tol)
     case("einsum", _dt.name, lambda a, b: E.einsum("bij,jk->bki", a, b),
          gen((2, 3, 8), _dt, -2, 2), gen((8, 5), _dt, -2, 2, 1), tol=tol)
-# torch.linalg (kernels/factorizations.py): float32 and float64; decompositions compare
+# torch.linalg (kernels/factorizations/): float32 and float64; decompositions compare
 # gauge-invariant outputs (Q R, |R|, v * v, U S Vh), as LAPACK and cuSOLVER may pick other signs
 for _dt in (F32, E.float64):
     _lt = (1e-3, 1e-4) if _dt is F32 else None
@@ -288,6 +288,23 @@ for _dt in (F32, E.float64):
          gen((2, 3, 3), _dt), tol=_lt)
     case("linalg_svd", _dt.name, lambda a: (lambda u, s, vh: (s, (u * s.unsqueeze(-2)) @ vh))(
         *E.linalg.svd(a, full_matrices=False)), gen((2, 4, 3), _dt), tol=_lt)
+    # LU, triangular solves, lstsq, matrix_exp (factorizations/lu.py, lstsq.py,
+    # matrix_exp.py): loops written over xp, so the GPU runs the same algorithm
+    case("linalg_lu_factor_ex", _dt.name, lambda a: (
+        E.linalg.lu_factor_ex(a), E.linalg.lu_factor_ex(a, pivot=False)[0],
+        E.linalg.lu_factor_ex(E.zeros_like(a))), gen((2, 4, 3), _dt), tol=_lt)
+    case("lu_unpack", _dt.name, lambda a: E.lu_unpack(*E.linalg.lu_factor(a)), _a, tol=_lt)
+    case("linalg_solve_triangular", _dt.name, lambda a, b: [
+        E.linalg.solve_triangular(a, b, upper=up, left=True, unitriangular=unit)
+        for up in (True, False) for unit in (True, False)] + [
+        E.linalg.solve_triangular(a, b.mT, upper=True, left=False)], _a, _b, tol=_lt)
+    case("linalg_lstsq", _dt.name, lambda a, b: E.linalg.lstsq(a, b, driver="gelsd"),
+         gen((2, 5, 3), _dt), gen((2, 5, 2), _dt, salt=1), tol=_lt)
+    case("linalg_matrix_exp", _dt.name, lambda a: (E.linalg.matrix_exp(a * 0.01),
+                                                   E.linalg.matrix_exp(a)), _a, tol=_lt)
+    case("linalg_cholesky_ex", _dt.name, lambda a: (E.linalg.cholesky_ex(a @ a.mT),
+                                                    E.linalg.cholesky_ex(-a @ a.mT)), _a,
+         tol=_lt)
 for _dt in (F16, F32):
     case("_convolution", _dt.name, lambda x, w, b: E.nn.functional.conv2d(x, w, b, padding=1),
          gen((2, 3, 6, 6), _dt), gen((4, 3, 3, 3), _dt), gen((4,), _dt), tol=(2e-2, 2e-2)
@@ -305,6 +322,18 @@ case("max_pool2d_with_indices_backward", "overlap", lambda g, x: E.max_pool2d_wi
     g, x, (3, 3), (1, 1), (1, 1), (1, 1), False,
     E.max_pool2d_with_indices(x, (3, 3), (1, 1), (1, 1), (1, 1), False)[1]),
     gen((1, 2, 5, 5), F32), gen((1, 2, 5, 5), F32, -1, 1))
+for _dt in (F16, F32, I32):
+    case("max_pool3d_with_indices", _dt.name,
+         lambda x: (E.max_pool3d_with_indices(x, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1),
+                                              False),
+                    E.max_pool3d_with_indices(x, (3, 2, 3), (1, 2, 2), (1, 1, 1), (1, 2, 1),
+                                              True)),
+         gen((2, 2, 4, 5, 6), _dt, -2, 2))
+case("max_pool3d_with_indices_backward", "overlap",
+     lambda g, x: E.max_pool3d_with_indices_backward(
+         g, x, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), False,
+         E.max_pool3d_with_indices(x, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), False)[1]),
+     gen((1, 2, 3, 4, 4), F32), gen((1, 2, 3, 4, 4), F32, -1, 1))
 for _dt in (F16, F32):   # targets (2, 2) of a (2, 3, 2) input; one ignored in the second call
     case("nll_loss_forward", _dt.name, lambda x: (
         E.nll_loss_forward(x, E.tensor([[1, 2], [0, 2]]), None, "mean", -100),
@@ -422,3 +451,52 @@ case("bucketize", "int", lambda x, b: E.bucketize(x, b.sort().values), gen((3, 4
 case("bincount", "weights", lambda x, w: E.bincount(x, w, minlength=8), gen((12,), I64, 0, 5),
      gen((12,), F32))
 case("histc", "f32", lambda x: E.histc(x, bins=6, min=-2, max=2), gen((20,), F32))
+# statistics and numerics (kernels/log_scan.py, kernels/float_parts.py)
+for _dt in (F16, BF16, F32, I32):
+    case("logcumsumexp", _dt.name, lambda x: (E.logcumsumexp(x, 1), E.logcumsumexp(x, 0)),
+         gen((3, 9), _dt, -20, 20))
+case("logcumsumexp", "special", lambda x: E.logcumsumexp(x, 0), special(F32))
+for _dt in (F16, BF16, F32):
+    case("frexp", _dt.name, E.frexp, gen((3, 4), _dt, -1e3, 1e3))
+case("frexp", "special", E.frexp, special(F32))
+
+# ==== scatter_reduce (kernels/scatter_reduce.py): repeats, every reduction, dtypes ==========
+for _dt in (B, U8, I64, F16, BF16, F32):
+    for _red in ("sum", "prod", "mean", "amax", "amin"):
+        if _dt is B and _red == "mean":
+            continue
+        case("scatter_reduce.two", f"{_red}_{_dt.name}",
+             lambda x, s, r=_red: (E.scatter_reduce(x, 1, E.tensor([[0, 0, 2], [1, 1, 1]]), s, r),
+                                   x.scatter_reduce(0, E.tensor([[1, 0, 1]]), s, r,
+                                                    include_self=False)),
+             gen((2, 3), _dt, 0, 3), gen((2, 3), _dt, 0, 3, salt=1))
+
+# ==== torch.special (kernels/special_stats.py, special_gamma.py, special_bessel.py, ==========
+# ==== special_airy.py, special_polynomials.py): dtypes, each range's branches, specials ======
+for _op, (_lo, _hi) in {"special_entr": (0, 3), "special_ndtr": (-40, 8),
+                        "special_ndtri": (0, 1), "special_log_ndtr": (-40, 30),
+                        "special_erfcx": (-20, 40), "special_i0e": (-40, 40),
+                        "special_i1e": (-40, 40), "special_bessel_j0": (-40, 40),
+                        "special_bessel_j1": (-40, 40), "special_bessel_y0": (0, 40),
+                        "special_bessel_y1": (0, 40), "special_modified_bessel_k0": (0, 10),
+                        "special_modified_bessel_k1": (0, 10),
+                        "special_scaled_modified_bessel_k0": (0, 40),
+                        "special_scaled_modified_bessel_k1": (0, 40),
+                        "special_spherical_bessel_j0": (-10, 10),
+                        "special_airy_ai": (-15, 15)}.items():
+    for _dt in (F16, BF16, F32, I32):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, _lo, _hi))
+    case(_op, "specials", getattr(E, _op), special(F32))
+for _op in ("special_xlog1py", "special_zeta", "igamma", "igammac"):
+    for _dt in (F16, F32, I32):
+        case(_op, _dt.name, getattr(E, _op), gen((3, 4), _dt, 0, 6), gen((4,), _dt, 0.1, 6, salt=1))
+    case(_op, "specials", getattr(E, _op), special(F32), special(F32)[::-1].copy())
+case("igamma", "large_a", E.igamma, gen((3, 4), F32, 50, 500), gen((3, 4), F32, 50, 500, salt=1))
+for _op in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+            "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+            "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+            "laguerre_polynomial_l", "legendre_polynomial_p"):
+    _op = "special_" + _op
+    case(_op, "f32", getattr(E, _op), gen((3, 4), F32, -1.2, 1.2), gen((4,), I64, -1, 12, salt=1))
+    case(_op, "number_n", lambda x, o=_op: getattr(E, o)(x, 9), gen((3, 4), F32, -1.2, 1.2))

@@ -9,7 +9,8 @@ One module per concept, every helper re-exported here (``formulas.sum_to``):
 ``_broadcasting`` (``sum_to``, ``is_expandable_to``, ``maybe_multiply``, the reduced-dim
 helpers), ``_reduction`` (reductions, scans, softmax), ``_pointwise``, ``_shape`` (shape
 and view ops), ``_indexing``, ``_linalg`` (``matmul``, ``einsum``, torch.linalg's
-solve, cholesky, qr, eigh, svd).
+solve, cholesky, qr, eigh, svd), ``_linalg_solvers`` (LU, triangular solves, lstsq,
+matrix_exp), ``_logscan`` (logcumsumexp).
 """
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ from ._indexing import (gather_backward, index_backward, index_put_self_backward
 from ._pointwise import (copysign_backward_self, fmax_fmin_backward, logit_backward,
                          xlogy_backward_self)
 from ._reduction import cummaxmin_backward, nansum_backward
+from ._logscan import logcumsumexp_backward
 from ._linalg import einsum_backward, matmul_backward_other, matmul_backward_self
 from ._linalg import (cholesky_backward, linalg_eigh_backward, linalg_qr_backward,
                       linalg_solve_backward, linalg_svd_backward)
+from ._linalg_solvers import (lstsq_backward, lu_factor_ex_backward, lu_unpack_backward,
+                              matrix_exp_backward, solve_triangular_backward)
+from ._scatter import scatter_reduce_backward
+from ._special import not_implemented

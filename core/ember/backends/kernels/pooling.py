@@ -1,28 +1,29 @@
-"""Max-pooling kernels: max_pool2d_with_indices and its backward.
+"""Max-pooling kernels: max_pool2d/3d_with_indices and their backwards, one N-d code path.
 
-The forward walks the kernel offsets, not the output positions: for each offset (i, j)
-it takes the strided view of the input that offset sees (clipped to the rows and columns
-inside the input, so padding is never materialized) and folds it into the running
-maximum, K elementwise passes for a kh x kw kernel. Windows that tile the input (stride ==
-kernel, no padding or dilation: the common case) take a faster path: a copy puts the K
-offsets first (two copies with long inner loops on numpy) and one reduction takes the
+The forward walks the kernel offsets, not the output positions: for each offset (i, j, ..)
+it takes the strided view of the input that offset sees (clipped to the cells inside the
+input, so padding is never materialized) and folds it into the running maximum, K
+elementwise passes for a kernel of K cells. Windows that tile the input (stride == kernel,
+no padding or dilation: the common case) take a faster path: a copy puts the K offsets
+first (for 2-D on numpy, two copies with long inner loops) and one reduction takes the
 maximum. A second pass over the offsets, last to first, writes the flat position of the
-first maximum in scan order. This gives PyTorch's CPU conventions exactly: indices are
-flat positions ``h * W + w`` in each input plane, ties go to the first position in
-row-major window order, a window holding NaN reports NaN and the position of its LAST
-NaN, and a window of -inf values points at its first real element (never at padding).
-float16/bfloat16 compare in float32.
+first maximum in scan order. This gives PyTorch's CPU conventions exactly: indices are flat
+positions ``h * W + w`` (``(t * H + h) * W + w`` in 3-D) in each input plane, ties go to the
+first position in row-major window order, a window holding NaN reports NaN and the position
+of its LAST NaN, and a window of -inf values points at its first real element (never at
+padding). float16/bfloat16 compare in float32.
 
 The backward scatters grad_output into the input planes at ``indices``: a plain indexed
 assignment when windows cannot overlap (each input element is in at most one window, the
 common stride == kernel case), ``bincount`` with weights (a scatter-add) when they can.
 Both work for numpy and CuPy.
 
-``pool2d_geometry`` (argument normalization, PyTorch's output-size rule and its checks) is
+``pool_geometry`` (argument normalization, PyTorch's output-size rule and its checks) is
 shared with the composite pooling ops in ``ember.nn.functional.pooling``.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -31,18 +32,26 @@ from ...errors import ShapeError
 from ...types import bool_
 from .reduction import LOW_FLOATS, is_float
 
+_COUNT = {1: "one int", 2: "two ints", 3: "three ints"}
+_DIMS = {1: ("L", "C and L"), 2: ("H, W", "C, H and W"), 3: ("D, H, W", "C, D, H and W")}
 
-def pair(op: str, name: str, value, default=None) -> tuple:
-    """An int or a 1- or 2-element sequence as (h, w); an empty sequence is ``default``."""
+
+def ntuple(op: str, name: str, value, n: int, default=None) -> tuple:
+    """An int or a 1- or n-element sequence as n ints; an empty sequence is ``default``."""
     v = (value,) if isinstance(value, int) else tuple(value)
     if not v and default is not None:
         return default
     if len(v) == 1:
-        return v * 2
-    if len(v) == 2:
+        return v * n
+    if len(v) == n:
         return v
-    raise ShapeError(f"{op}(): {name} must either be a single int, or a tuple of two ints, "
-                     f"got {list(v)}")
+    raise ShapeError(f"{op}(): {name} must either be a single int, or a tuple of "
+                     f"{_COUNT[n]}, got {list(v)}")
+
+
+def pair(op: str, name: str, value, default=None) -> tuple:
+    """An int or a 1- or 2-element sequence as (h, w); an empty sequence is ``default``."""
+    return ntuple(op, name, value, 2, default)
 
 
 def output_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -54,32 +63,47 @@ def output_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     return o
 
 
-def pool2d_geometry(op: str, shape, kernel_size, stride, padding, dilation, ceil_mode):
-    """Check a (N, C, H, W) or (C, H, W) pooling call and return ``(k, s, p, d, out)``,
-    each an (h, w) pair, ``out`` the output's spatial size. Raises ShapeError."""
-    if len(shape) not in (3, 4) or any(n == 0 for n in shape[-3:]):
-        raise ShapeError(f"{op}(): expected a 3-D (C, H, W) or 4-D (N, C, H, W) input with "
-                         f"non-zero C, H and W (N may be 0), got shape {list(shape)}")
-    k = pair(op, "kernel_size", kernel_size)
-    s = pair(op, "stride", stride, default=k)
-    p = pair(op, "padding", padding)
-    d = pair(op, "dilation", dilation)
+def check_input(op: str, shape, nd: int) -> None:
+    """A (N, C, *spatial) or (C, *spatial) shape with non-zero C and spatial sizes."""
+    if len(shape) not in (nd + 1, nd + 2) or any(n == 0 for n in shape[-nd - 1:]):
+        dims, nonzero = _DIMS[nd]
+        raise ShapeError(f"{op}(): expected a {nd + 1}-D (C, {dims}) or {nd + 2}-D (N, C, "
+                         f"{dims}) input with non-zero {nonzero} (N may be 0), got shape "
+                         f"{list(shape)}")
+
+
+def pool_geometry(op: str, shape, nd: int, kernel_size, stride, padding, dilation,
+                  ceil_mode):
+    """Check a (N, C, *spatial) or (C, *spatial) pooling call over ``nd`` spatial dims and
+    return ``(k, s, p, d, out)``, each an nd-tuple, ``out`` the output's spatial size.
+    Raises ShapeError."""
+    check_input(op, shape, nd)
+    k = ntuple(op, "kernel_size", kernel_size, nd)
+    s = ntuple(op, "stride", stride, nd, default=k)
+    p = ntuple(op, "padding", padding, nd)
+    d = ntuple(op, "dilation", dilation, nd)
     for name, v, low in (("kernel_size", k, 1), ("stride", s, 1), ("dilation", d, 1),
                          ("padding", p, 0)):
         if min(v) < low:
             raise ShapeError(f"{op}(): {name} must be {'positive' if low else 'non-negative'}, "
                              f"got {list(v)}")
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+    if any(pi > ki // 2 for pi, ki in zip(p, k)):
         raise ShapeError(f"{op}(): pad should be at most half of kernel size, but got "
                          f"padding={list(p)} and kernel_size={list(k)}; lower the padding")
-    h, w = shape[-2:]
-    out = (output_size(h, k[0], s[0], p[0], d[0], ceil_mode),
-           output_size(w, k[1], s[1], p[1], d[1], ceil_mode))
+    sizes = tuple(shape[-nd:])
+    out = tuple(output_size(*a, ceil_mode) for a in zip(sizes, k, s, p, d))
     if min(out) < 1:
-        raise ShapeError(f"{op}(): Given input size: ({shape[-3]}x{h}x{w}). Calculated output "
-                         f"size: ({shape[-3]}x{out[0]}x{out[1]}). Output size is too small; "
-                         f"use a smaller kernel_size, dilation or stride, or more padding")
+        given = "x".join(map(str, (shape[-nd - 1],) + sizes))
+        got = "x".join(map(str, (shape[-nd - 1],) + out))
+        raise ShapeError(f"{op}(): Given input size: ({given}). Calculated output size: "
+                         f"({got}). Output size is too small; use a smaller kernel_size, "
+                         f"dilation or stride, or more padding")
     return k, s, p, d, out
+
+
+def pool2d_geometry(op: str, shape, kernel_size, stride, padding, dilation, ceil_mode):
+    """``pool_geometry`` over (H, W)."""
+    return pool_geometry(op, shape, 2, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def _span(n_in: int, n_out: int, s: int, p: int, offset: int):
@@ -90,71 +114,79 @@ def _span(n_in: int, n_out: int, s: int, p: int, offset: int):
     return o0, o1, o0 * s - p + offset
 
 
+def _plane_strides(sizes) -> tuple:
+    """Flat strides of a row-major plane of ``sizes`` (W, then H * W, ..)."""
+    return tuple(math.prod(sizes[i + 1:]) for i in range(len(sizes)))
+
+
 def kernels(xp) -> dict:
     def windows(x, k, s, p, d, out):
         """Per kernel offset in scan order: (output slice, the input view that offset
-        sees, its flat offset i * dh * W + j * dw) for planes x (P, H, W)."""
-        h, w = x.shape[1:]
-        res = []
-        for i in range(k[0]):
-            r0, r1, h0 = _span(h, out[0], s[0], p[0], i * d[0])
-            if r1 <= r0:
-                continue
-            for j in range(k[1]):
-                c0, c1, w0 = _span(w, out[1], s[1], p[1], j * d[1])
-                if c1 <= c0:
-                    continue
-                view = x[:, h0:h0 + (r1 - r0 - 1) * s[0] + 1:s[0],
-                         w0:w0 + (c1 - c0 - 1) * s[1] + 1:s[1]]
-                res.append(((slice(None), slice(r0, r1), slice(c0, c1)), view,
-                            i * d[0] * w + j * d[1]))
-        return res
+        sees, its flat offset sum(i_n d_n stride_n)) for planes x (P, *spatial)."""
+        sizes = x.shape[1:]
+        strides = _plane_strides(sizes)
+        per_dim = []
+        for n in range(len(sizes)):
+            cells = []
+            for i in range(k[n]):
+                o0, o1, start = _span(sizes[n], out[n], s[n], p[n], i * d[n])
+                if o1 > o0:
+                    cells.append((slice(o0, o1), slice(start, start + (o1 - o0 - 1) * s[n] + 1,
+                                                       s[n]), i * d[n] * strides[n]))
+            per_dim.append(cells)
+        return [((slice(None),) + tuple(c[0] for c in combo),
+                 x[(slice(None),) + tuple(c[1] for c in combo)], sum(c[2] for c in combo))
+                for combo in itertools.product(*per_dim)]
 
-    def offsets_first(x, kh, kw, oh, ow):
-        """Planes x (P, H, W) as (kh * kw, P, oh, ow): the windows' offsets first."""
-        p = x.shape[0]
-        if xp is np and (oh * kh, ow * kw) == x.shape[1:]:
+    def offsets_first(x, k, out):
+        """Planes x (P, *spatial) as (K, P, *out): the windows' offsets first."""
+        p, nd = x.shape[0], len(k)
+        if xp is np and nd == 2 and (out[0] * k[0], out[1] * k[1]) == x.shape[1:]:
             # NOTE: one transposing copy has an inner loop ow long (2-4 elements here);
             # two copies with long inner loops are 2-3x faster: the window columns apart
             # (stride kw), then the window rows, ow elements moved as one void item
+            (kh, kw), (oh, ow) = k, out
             cols = np.ascontiguousarray(x.reshape(-1, kw).T)      # (kw, P, oh, kh, ow)
             rows = cols.reshape(kw, p * oh, kh, ow).view(np.dtype((np.void, ow * x.itemsize)))
             t = np.ascontiguousarray(rows[..., 0].transpose(2, 0, 1)).view(x.dtype)
             return t.reshape(kh * kw, p, oh, ow)
-        t = x[:, :oh * kh, :ow * kw].reshape(p, oh, kh, ow, kw)
-        return t.transpose(2, 4, 0, 1, 3).reshape(kh * kw, p, oh, ow)
+        t = x[(slice(None),) + tuple(slice(0, o * kn) for o, kn in zip(out, k))]
+        t = t.reshape((p,) + tuple(v for o, kn in zip(out, k) for v in (o, kn)))
+        order = tuple(2 + 2 * n for n in range(nd)) + (0,) + tuple(1 + 2 * n for n in range(nd))
+        return t.transpose(order).reshape((math.prod(k), p) + tuple(out))
 
     def tiles(x, k, out):
         """The fast path for windows that tile the input (stride == kernel, no padding):
-        ``offsets_first`` puts the kh * kw window offsets first, so the maximum is one reduction and
-        each offset's plane is contiguous. Returns (values, flat offsets of the first
+        ``offsets_first`` puts the K window offsets first, so the maximum is one reduction
+        and each offset's plane is contiguous. Returns (values, flat offsets of the first
         maximum within each window, windows as ``windows``)."""
-        (kh, kw), (oh, ow), w = k, out, x.shape[2]
-        t = offsets_first(x, kh, kw, oh, ow)
+        t = offsets_first(x, k, out)
         vals = t.max(axis=0)
         # NOTE: the first maximum's position n is the number of leading planes that miss
         # the maximum: counted branch-free (xp.where is slow on unpredictable masks)
         miss = t[0] != vals
         n = miss.view(xp.uint8).copy()
-        for i in range(1, kh * kw - 1):
+        for i in range(1, t.shape[0] - 1):
             miss &= t[i] != vals
             n += miss.view(xp.uint8)
-        offsets = xp.asarray([i // kw * w + i % kw for i in range(kh * kw)], dtype=xp.int64)
-        wins = [(None, t[i], offsets[i]) for i in range(kh * kw)]
+        strides = _plane_strides(x.shape[1:])
+        offsets = xp.asarray([sum(i * st for i, st in zip(cell, strides))
+                              for cell in itertools.product(*map(range, k))], dtype=xp.int64)
+        wins = [(None, t[i], offsets[i]) for i in range(t.shape[0])]
         return vals, offsets.take(n), wins
 
-    def max_pool2d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode):
-        k, s, p, d, out = pool2d_geometry("max_pool2d", a.shape, kernel_size, stride,
-                                          padding, dilation, ceil_mode)
-        x = a.reshape((-1,) + a.shape[-2:])
+    def max_pool_with_indices(op, nd, a, kernel_size, stride, padding, dilation, ceil_mode):
+        k, s, p, d, out = pool_geometry(op, a.shape, nd, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+        x = a.reshape((-1,) + a.shape[-nd:])
         if a.dtype in LOW_FLOATS:
             x = x.astype(xp.float32)
         floating = is_float(x.dtype)
         shape = (x.shape[0],) + out
-        # NOTE: an input position is base + offset: base = (r sh - ph) W + q sw - pw for
-        # output (r, q), offset = i dh W + j dw for kernel cell (i, j); find the offsets.
-        if s == k and p == (0, 0) and d == (1, 1) and out[0] * k[0] <= x.shape[1] and \
-                out[1] * k[1] <= x.shape[2]:
+        # NOTE: an input position is base + offset: base = sum((o_n s_n - p_n) stride_n)
+        # for output o, offset = sum(i_n d_n stride_n) for kernel cell i; find the offsets.
+        if s == k and not any(p) and all(v == 1 for v in d) and \
+                all(o * kn <= n for o, kn, n in zip(out, k, x.shape[1:])):
             vals, off, wins = tiles(x, k, out)
         else:
             lowest = -math.inf if floating else xp.iinfo(x.dtype).min
@@ -168,38 +200,60 @@ def kernels(xp) -> dict:
         if floating and bool(xp.isnan(vals).any()):
             for o, view, c in wins:  # NaN != NaN: point at the last NaN, as PyTorch does
                 xp.copyto(off if o is None else off[o], c, where=xp.isnan(view))
-        w = x.shape[2]
-        base = (xp.arange(-p[0], out[0] * s[0] - p[0], s[0], dtype=xp.int64)[:, None] * w
-                + xp.arange(-p[1], out[1] * s[1] - p[1], s[1], dtype=xp.int64))
-        lead = a.shape[:-2]
+        base = 0
+        for n, st in enumerate(_plane_strides(x.shape[1:])):
+            pos = xp.arange(-p[n], out[n] * s[n] - p[n], s[n], dtype=xp.int64) * st
+            base = base + pos.reshape((-1,) + (1,) * (nd - 1 - n))
+        lead = a.shape[:-nd]
         return (vals.astype(a.dtype, copy=False).reshape(lead + out),
                 (off + base).reshape(lead + out))
 
-    def max_pool2d_with_indices_backward(grad_output, a, kernel_size, stride, padding,
-                                         dilation, ceil_mode, indices):
-        k, s, p, d, out = pool2d_geometry("max_pool2d_with_indices_backward", a.shape,
-                                          kernel_size, stride, padding, dilation, ceil_mode)
-        want = tuple(a.shape[:-2]) + out
+    def max_pool_backward(op, nd, grad_output, a, kernel_size, stride, padding, dilation,
+                          ceil_mode, indices):
+        k, s, p, d, out = pool_geometry(op, a.shape, nd, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+        want = tuple(a.shape[:-nd]) + out
         for name, t in (("grad_output", grad_output), ("indices", indices)):
             if tuple(t.shape) != want:
-                raise ShapeError(f"max_pool2d_with_indices_backward(): expected {name} of "
-                                 f"the output's shape {list(want)}, got {list(t.shape)}")
-        planes, hw = math.prod(a.shape[:-2]), a.shape[-2] * a.shape[-1]
-        pos = (indices.reshape(planes, out[0] * out[1])
-               + xp.arange(0, planes * hw, hw, dtype=xp.int64)[:, None]).reshape(-1)
+                raise ShapeError(f"{op}(): expected {name} of the output's shape "
+                                 f"{list(want)}, got {list(t.shape)}")
+        planes, size = math.prod(a.shape[:-nd]), math.prod(a.shape[-nd:])
+        pos = (indices.reshape(planes, math.prod(out))
+               + xp.arange(0, planes * size, size, dtype=xp.int64)[:, None]).reshape(-1)
         g = grad_output.reshape(-1)
-        overlapping = any(s[n] < d[n] * (k[n] - 1) + 1 for n in range(2))
+        overlapping = any(s[n] < d[n] * (k[n] - 1) + 1 for n in range(nd))
         if overlapping:
-            grad = xp.bincount(pos, weights=g, minlength=planes * hw)
+            grad = xp.bincount(pos, weights=g, minlength=planes * size)
             grad = grad.astype(grad_output.dtype, copy=False)
         else:  # every input element is in at most one window: no collisions
-            grad = xp.zeros(planes * hw, dtype=grad_output.dtype)
+            grad = xp.zeros(planes * size, dtype=grad_output.dtype)
             grad[pos] = g
         return grad.reshape(a.shape)
 
+    def max_pool2d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode):
+        return max_pool_with_indices("max_pool2d", 2, a, kernel_size, stride, padding,
+                                     dilation, ceil_mode)
+
+    def max_pool3d_with_indices(a, kernel_size, stride, padding, dilation, ceil_mode):
+        return max_pool_with_indices("max_pool3d", 3, a, kernel_size, stride, padding,
+                                     dilation, ceil_mode)
+
+    def max_pool2d_with_indices_backward(grad_output, a, kernel_size, stride, padding,
+                                         dilation, ceil_mode, indices):
+        return max_pool_backward("max_pool2d_with_indices_backward", 2, grad_output, a,
+                                 kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+    def max_pool3d_with_indices_backward(grad_output, a, kernel_size, stride, padding,
+                                         dilation, ceil_mode, indices):
+        return max_pool_backward("max_pool3d_with_indices_backward", 3, grad_output, a,
+                                 kernel_size, stride, padding, dilation, ceil_mode, indices)
+
     return {"max_pool2d_with_indices": max_pool2d_with_indices,
-            "max_pool2d_with_indices_backward": max_pool2d_with_indices_backward}
+            "max_pool2d_with_indices_backward": max_pool2d_with_indices_backward,
+            "max_pool3d_with_indices": max_pool3d_with_indices,
+            "max_pool3d_with_indices_backward": max_pool3d_with_indices_backward}
 
 
-UNSUPPORTED = {"max_pool2d_with_indices": frozenset({bool_}),
-               "max_pool2d_with_indices_backward": frozenset({bool_})}
+UNSUPPORTED = {name: frozenset({bool_}) for name in (
+    "max_pool2d_with_indices", "max_pool2d_with_indices_backward",
+    "max_pool3d_with_indices", "max_pool3d_with_indices_backward")}

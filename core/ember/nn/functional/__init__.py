@@ -2,7 +2,8 @@
 
 Each submodule holds one family, with PyTorch's signatures (``torch.nn.functional``):
 ``conv`` (conv1d..conv3d, conv_transpose1d..3d), ``pooling``, ``normalization``
-(batch_norm, layer_norm, group_norm), ``activation`` and ``activation_smooth``,
+(batch_norm, layer_norm, group_norm, rms_norm, instance_norm,
+local_response_norm), ``activation`` and ``activation_smooth``,
 ``loss``, ``regression_loss`` and ``margin_loss``, ``distance`` (normalize,
 cosine_similarity, pairwise_distance), ``linear`` (linear, bilinear), ``dropout``,
 ``sparse`` (embedding, one_hot), ``padding`` (pad), ``upsampling`` (interpolate),
@@ -39,3 +40,23 @@ from .regression_loss import *  # noqa: E402,F401,F403
 from .rnn import *  # noqa: E402,F401,F403
 from .sparse import *  # noqa: E402,F401,F403
 from .upsampling import *  # noqa: E402,F401,F403
+
+# ==== attention ====
+# scaled_dot_product_attention, multi_head_attention_forward: plain functions of ember ops
+from . import attention, multihead_attention  # noqa: E402
+from .attention import *  # noqa: E402,F401,F403
+from .multihead_attention import *  # noqa: E402,F401,F403
+
+__all__ += attention.__all__ + multihead_attention.__all__
+
+# ==== extra losses, embedding bags, sampling activations, grid sampling ====
+from . import activation_stochastic, ctc, multilabel_loss, vision  # noqa: E402
+from . import embedding_bag as _embedding_bag  # noqa: E402 - the function takes the name
+from .activation_stochastic import *  # noqa: E402,F401,F403
+from .ctc import *  # noqa: E402,F401,F403
+from .embedding_bag import *  # noqa: E402,F401,F403
+from .multilabel_loss import *  # noqa: E402,F401,F403
+from .vision import *  # noqa: E402,F401,F403
+
+__all__ += (activation_stochastic.__all__ + ctc.__all__ + _embedding_bag.__all__
+            + multilabel_loss.__all__ + vision.__all__)

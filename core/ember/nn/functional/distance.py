@@ -1,5 +1,5 @@
 """Distance functions with PyTorch's signatures (``torch.nn.functional``): normalize,
-cosine_similarity and pairwise_distance.
+cosine_similarity, pairwise_distance and pdist.
 
 Each is a composite op (``native_functions.yaml``, section ``nn: distances``) built from
 ``norm`` and pointwise ops, so autograd differentiates it to any order.
@@ -11,6 +11,8 @@ PyTorch. ``normalize`` clamps with an ordinary, differentiable clamp, as PyTorch
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import ember as E
@@ -18,7 +20,7 @@ from ember.dispatch import wrap_dim
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance"]
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def _broadcast_shape(op: str, a, b) -> tuple:
@@ -98,3 +100,41 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     Reference: torch.nn.functional.pairwise_distance.
     """
     return E.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+@composite("pdist")
+def _pdist(self, p):
+    op = "pdist"
+    if self.ndim != 2:
+        raise ShapeError(f"{op}: expected input of shape (N, M), got {tuple(self.shape)}")
+    if not self.is_floating_point():
+        raise DtypeError(f"{op}: expected a floating input, got {self.dtype}; convert it "
+                         f"first, e.g. input.float()")
+    if p < 0:
+        raise ValueError(f"{op}: expected a non-negative p, got {p}")
+    i, j = np.triu_indices(self.shape[0], 1)
+    # NOTE: only the pairs i < j, not cdist's full square: its zero diagonal would put
+    # |0|^p's infinite higher derivatives into double backward
+    rows = [E.index_select(self, 0, E.tensor(k.astype(np.int64), device=self.device))
+            for k in (i, j)]
+    diff = (rows[0] - rows[1]).abs()
+    if p == 0:
+        return (diff != 0).to(diff.dtype).sum(-1)
+    if math.isinf(p):
+        return diff.amax(-1) if diff.shape[-1] else diff.sum(-1)
+    if p == 1:
+        return diff.sum(-1)
+    s = (diff ** p).sum(-1)
+    # a zero distance gets a zero gradient (the root's derivative is infinite there)
+    pos = s > 0
+    return E.where(pos, E.where(pos, s, 1.0) ** (1.0 / p), 0.0)
+
+
+def pdist(input, p=2):
+    """The p-norm distance between every pair of rows of input (N, M), i < j in row-major
+    order: (N (N - 1) / 2,) in input's dtype (floating). p >= 0 (0 counts differing
+    coordinates, inf takes the largest); coincident rows get a zero gradient.
+    Raises ShapeError for input not 2-D, DtypeError for integral input, ValueError for a
+    negative p. Reference: torch.nn.functional.pdist.
+    """
+    return E.pdist(input, float(p))

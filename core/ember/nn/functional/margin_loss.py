@@ -23,7 +23,7 @@ from .distance import _pairwise_distance
 from .loss import _check_reduction, _reduce, _reduction, _shape
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
-           "cosine_embedding_loss", "triplet_margin_loss"]
+           "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 @composite("margin_ranking_loss")
@@ -147,3 +147,30 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if margin <= 0:
         raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
     return E.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """max(0, d(a, p) - d(a, n) + margin) for any distance ``d(x1, x2) -> Tensor`` (default
+    ``pairwise_distance``, the 2-norm over the last dim); swap uses min(d(a, n), d(p, n)).
+
+    anchor, positive, negative: tensors of the same rank that ``distance_function`` takes,
+    e.g. (N, D) -> (N,) before reduction. A Python function over ember ops, so it
+    differentiates through any differentiable distance_function.
+    Raises ValueError for margin <= 0 or a bad reduction, ShapeError for differing ranks.
+    Reference: torch.nn.functional.triplet_margin_with_distance_loss.
+    """
+    op = "triplet_margin_with_distance_loss"
+    _check_reduction(op, reduction)
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ShapeError(f"{op}: the anchor, positive and negative tensors are expected to "
+                         f"have the same number of dimensions, got anchor {anchor.ndim}-D, "
+                         f"positive {positive.ndim}-D and negative {negative.ndim}-D")
+    distance = E.pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = E.minimum(d_neg, distance(positive, negative))
+    return _reduce(E.clamp_min(d_pos - d_neg + margin, 0), reduction)

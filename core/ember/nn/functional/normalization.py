@@ -10,16 +10,25 @@ under no_grad, ``running = (1 - momentum) * running + momentum * batch``, with t
 unbiased batch variance (n / (n - 1) times the biased one) going into running_var, as
 PyTorch does. The op's arguments follow ``torch.nn.functional.batch_norm``'s order
 (input, running_mean, running_var, weight, bias, training, momentum, eps), not aten's.
+
+rms_norm, instance_norm and local_response_norm are plain functions of ember ops (not
+declared ops, so a trace records the ops they are made of). rms_norm and instance_norm
+compute float16/bfloat16 input in float32 and return the input's dtype, as PyTorch's
+kernels do (their accumulation type).
 """
 from __future__ import annotations
 
 import math
+import operator
 
 import ember as E
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 
-__all__ = ["batch_norm", "layer_norm", "group_norm"]
+__all__ = ["batch_norm", "layer_norm", "group_norm", "rms_norm", "instance_norm",
+           "local_response_norm"]
+
+_HALF = (E.float16, E.bfloat16)
 
 
 def _check_floating(op: str, x) -> None:
@@ -33,6 +42,27 @@ def _check_shape(op: str, name: str, t, shape: tuple) -> None:
     if t is not None and tuple(t.shape) != shape:
         raise ShapeError(f"{op}(): expected {name} of shape {list(shape)}, got "
                          f"{list(t.shape)}")
+
+
+def _trailing_shape(op: str, input, normalized_shape) -> tuple:
+    """normalized_shape as a tuple, checked against input's trailing dims (layer_norm's
+    messages)."""
+    try:
+        shape = (operator.index(normalized_shape),) if not hasattr(normalized_shape,
+                                                                    "__len__") else \
+            tuple(operator.index(n) for n in normalized_shape)
+    except TypeError:
+        raise TypeError(f"{op}(): normalized_shape must be an int or a sequence of ints, got "
+                        f"{normalized_shape!r}") from None
+    if not shape or any(n < 1 for n in shape):
+        raise ShapeError(f"{op}(): normalized_shape must be a non-empty list of positive "
+                         f"sizes, got {list(shape)}")
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise ShapeError(f"{op}(): Given normalized_shape={list(shape)}, expected input "
+                         f"with shape [*, {', '.join(map(str, shape))}], but got input of size "
+                         f"{list(input.shape)}")
+    return shape
 
 
 def _normalize(x, dims, eps):
@@ -107,19 +137,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 @composite("layer_norm")
 def _layer_norm(input, normalized_shape, weight, bias, eps):
-    shape = tuple(normalized_shape)
-    k = len(shape)
-    if not k or any(n < 1 for n in shape):
-        raise ShapeError(f"layer_norm(): normalized_shape must be a non-empty list of positive "
-                         f"sizes, got {list(shape)}")
-    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
-        raise ShapeError(f"layer_norm(): Given normalized_shape={list(shape)}, expected input "
-                         f"with shape [*, {', '.join(map(str, shape))}], but got input of size "
-                         f"{list(input.shape)}")
+    shape = _trailing_shape("layer_norm", input, normalized_shape)
     _check_floating("layer_norm", input)
     _check_shape("layer_norm", "weight", weight, shape)
     _check_shape("layer_norm", "bias", bias, shape)
-    y = _normalize(input, tuple(range(-k, 0)), eps)[0]
+    y = _normalize(input, tuple(range(-len(shape), 0)), eps)[0]
     return _affine(y, weight, bias, shape)
 
 
@@ -166,3 +188,111 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     Reference: torch.nn.functional.group_norm (Wu & He, 2018).
     """
     return E.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the last len(normalized_shape) dims of
+    ``(*, *normalized_shape)``: ``x / sqrt(mean(x**2) + eps) * weight`` (no centering, no
+    bias); same shape and dtype as input.
+
+    normalized_shape: a sequence of ints (an int is accepted too, unlike PyTorch's
+    functional). weight: of shape normalized_shape, or None. eps: None means
+    ``finfo(dtype).eps`` of the computing dtype. float16/bfloat16 input is computed in
+    float32 (so eps is float32's) and rounded once at the end, as PyTorch. Floating dtypes.
+    Raises ShapeError when the trailing dims or weight do not match normalized_shape,
+    NotImplementedError for non-floating input. Reference: torch.nn.functional.rms_norm
+    (Zhang & Sennrich, 2019).
+    """
+    shape = _trailing_shape("rms_norm", input, normalized_shape)
+    _check_floating("rms_norm", input)
+    _check_shape("rms_norm", "weight", weight, shape)
+    x = input.float() if input.dtype in _HALF else input
+    if eps is None:
+        eps = E.finfo(x.dtype).eps
+    dims = tuple(range(-len(shape), 0))
+    y = x * E.rsqrt((x * x).mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        y = y * weight
+    return y.to(input.dtype)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Instance normalization of (N, C, *): each (sample, channel) plane normalized over
+    its spatial positions, ``(x - mean) / sqrt(var + eps) * weight + bias`` (biased
+    variance); same shape and dtype as input.
+
+    use_input_stats: normalize with each instance's statistics and, where
+    running_mean / running_var (C,) are given, update them in place (no grad) to
+    ``(1 - momentum) * running + momentum * batch``, the batch value being the mean over N
+    of the instance means / unbiased variances (PyTorch's rule). Otherwise normalize with
+    the running statistics. weight, bias: (C,) or None. float16/bfloat16 input is computed
+    in float32 and returned in its own dtype. Raises ShapeError (a ValueError) for rank < 2
+    or an instance with one spatial element when use_input_stats ("Expected more than 1
+    spatial element when training"), and for (C,) arguments of another shape;
+    RuntimeError when use_input_stats is False without running statistics;
+    NotImplementedError for non-floating input. Reference:
+    torch.nn.functional.instance_norm (Ulyanov et al., 2016).
+    """
+    if input.ndim < 2:
+        raise ShapeError(f"instance_norm(): expected an input of shape (N, C, *) with at "
+                         f"least 2 dims, got shape {list(input.shape)}")
+    _check_floating("instance_norm", input)
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_shape("instance_norm", name, t, (c,))
+    spatial = math.prod(input.shape[2:])
+    if use_input_stats and spatial == 1:
+        raise ShapeError(f"instance_norm(): Expected more than 1 spatial element when "
+                         f"training, got input size {list(input.shape)}; normalize over "
+                         f"more positions, or pass use_input_stats=False with running "
+                         f"statistics")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
+                           "defined when use_input_stats is false; pass them, or "
+                           "use_input_stats=True")
+    x = input.float() if input.dtype in _HALF else input
+    stat_shape = (1, c) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        y, mean, var = _normalize(x, tuple(range(2, input.ndim)), eps)
+        with E.no_grad():
+            if running_mean is not None and input.shape[0]:
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1, c).mean(0) * momentum)
+            if running_var is not None and input.shape[0] and spatial:
+                unbiased = var.reshape(-1, c).mean(0) * (spatial / (spatial - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+    else:
+        # NOTE: statistics kept in float32 for a float16 input must not promote the output
+        mean = running_mean.reshape(stat_shape).to(x.dtype)
+        var = running_var.reshape(stat_shape).to(x.dtype)
+        y = (x - mean) * E.rsqrt(var + eps)
+    return _affine(y, weight, bias, stat_shape).to(input.dtype)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization across channels of (N, C, *) (at least 3 dims):
+    ``x / (k + alpha / size * sum of x**2 over the channel window) ** beta``, the window
+    running from c - size // 2 to c + (size - 1) // 2 with zeros beyond the edges; same
+    shape and dtype as input (float16 computed in float16, as PyTorch).
+
+    Raises ValueError for fewer than 3 dims or size < 1, NotImplementedError for
+    non-floating input (PyTorch returns float32 for integer input). Reference:
+    torch.nn.functional.local_response_norm (Krizhevsky et al., 2012).
+    """
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm(): Expected 3D or higher dimensionality input "
+                         f"(N, C, *), got {input.ndim} dimensions (shape "
+                         f"{list(input.shape)}); add a batch or spatial dim with unsqueeze")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"local_response_norm(): size must be a positive int, got {size!r}")
+    _check_floating("local_response_norm", input)
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    # the channel window as a stride-1 average pool over C (PyTorch pools over C too)
+    sq = (input * input).movedim(1, -1)
+    windows = E.pad(sq.reshape(-1, 1, c), (size // 2, (size - 1) // 2))
+    div = E.avg_pool1d(windows, (size,), (1,)).reshape(sq.shape).movedim(-1, 1)
+    return input / (div * alpha + k) ** beta
+

@@ -31,3 +31,25 @@ __all__ = ["Module"] + [n for m in (container, parameter_container, linear, conv
                                     pixelshuffle, upsampling, activation, activation_smooth,
                                     distance, loss, rnn, rnn_cell)
                         for n in m.__all__]
+
+# ==== attention ====
+from . import attention, transformer  # noqa: E402
+from .attention import *  # noqa: E402,F401,F403
+from .transformer import *  # noqa: E402,F401,F403
+
+__all__ += attention.__all__ + transformer.__all__
+
+# ==== extra losses, embedding bags, sampling activations ====
+from . import activation_stochastic, adaptive, embedding_bag  # noqa: E402
+from .activation_stochastic import *  # noqa: E402,F401,F403
+from .adaptive import *  # noqa: E402,F401,F403
+from .embedding_bag import *  # noqa: E402,F401,F403
+
+__all__ += activation_stochastic.__all__ + adaptive.__all__ + embedding_bag.__all__
+
+# ==== instance norm, lazy modules ====
+from . import instancenorm, lazy  # noqa: E402
+from .instancenorm import *  # noqa: E402,F401,F403
+from .lazy import *  # noqa: E402,F401,F403
+
+__all__ += instancenorm.__all__ + lazy.__all__

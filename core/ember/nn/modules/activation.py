@@ -16,7 +16,7 @@ from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardtanh", "ReLU6",
            "Softmax", "LogSoftmax", "SELU", "CELU", "Threshold", "PReLU", "Hardswish",
-           "Hardsigmoid", "Softshrink", "Hardshrink"]
+           "Hardsigmoid", "Softshrink", "Hardshrink", "Softmax2d"]
 
 
 def _inplace_str(inplace: bool, lead: str = "") -> str:
@@ -167,6 +167,18 @@ class Softmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each location: ``(N, C, H, W)`` or ``(C, H, W)`` ->
+    the same shape (softmax along dim -3). Raises ValueError for other ranks.
+    Reference: torch.nn.Softmax2d."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D (C, H, W) or 4D (N, C, H, "
+                             f"W), got {input.ndim}D of shape {tuple(input.shape)}")
+        return F.softmax(input, -3)
 
 
 class LogSoftmax(Module):

@@ -16,7 +16,8 @@ from .module import Module
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss",
            "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
-           "TripletMarginLoss"]
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -258,3 +259,82 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` for any callable distance ``d`` (default
+    ``pairwise_distance``); ``swap`` uses the harder of ``d(a, n)`` and ``d(p, n)``.
+    Raises ValueError for margin <= 0 at construction.
+    Reference: torch.nn.TripletMarginWithDistanceLoss."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin}")
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge ``sum_{i != y} w[y] max(0, margin - x[y] + x[i])^p / C`` for
+    input ``(N, C)`` / ``(C,)`` and class indices ``(N,)`` / ``()``; ``weight`` ``(C,)``
+    is a buffer. Raises ValueError for p not 1 or 2, or a weight that is not 1-D, at
+    construction. Reference: torch.nn.MultiMarginLoss."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                 reduce=None, reduction: str = "mean"):
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p}")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected a 1-D weight (one per class), got "
+                             f"shape {tuple(weight.shape)}")
+        super().__init__(weight, size_average, reduce, reduction)
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge between every target class and every other class, for input
+    ``(N, C)`` / ``(C,)`` and a target of its shape listing the classes up to the first
+    -1. Reference: torch.nn.MultiLabelMarginLoss."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """One-versus-all logistic loss averaged over the C classes, for logits ``(N, C)`` and
+    0/1 targets of the same shape; ``weight`` ``(C,)`` (a buffer) scales each class.
+    Reference: torch.nn.MultiLabelSoftMarginLoss."""
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss of log-probabilities ``(T, N, C)`` /
+    ``(T, C)`` against padded ``(N, S)`` or concatenated targets, with per-sequence
+    input and target lengths; ``blank`` is the blank class, ``zero_infinity`` zeroes
+    impossible alignments. Reference: torch.nn.CTCLoss (Graves et al., 2006)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -24,7 +24,7 @@ import itertools
 from collections import OrderedDict
 
 from ...tensor import Tensor
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 from ._convert import ConvertMixin
 from ._hooks import BackwardHooksMixin
 from ._lookup import LookupMixin
@@ -207,6 +207,8 @@ class Module(ConvertMixin, StateDictMixin, BackwardHooksMixin, LookupMixin):
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 f"(ember.nn.Module or None expected)")
             d["_modules"][name] = None
+        elif isinstance(value, Buffer):  # nn.Buffer: registered, with its persistence
+            self.register_buffer(name, value, value.persistent)
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "

@@ -1,4 +1,5 @@
-"""Normalization layers: ``BatchNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``.
+"""Normalization layers: ``BatchNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``, ``RMSNorm``,
+``LocalResponseNorm`` and ``CrossMapLRN2d`` (instance norm: ``instancenorm.py``).
 
 Batch norm keeps ``running_mean`` (zeros), ``running_var`` (ones) and
 ``num_batches_tracked`` (int64 0) buffers when ``track_running_stats``. In training mode
@@ -20,7 +21,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, device,
@@ -212,3 +214,91 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
                 f"affine={self.affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the last ``len(normalized_shape)`` dims of
+    ``(*, *normalized_shape)`` input, then an elementwise scale (no bias).
+
+    Args:
+        normalized_shape: an int or the trailing shape.
+        eps: added to the mean square; None (default) means ``finfo(dtype).eps`` of the
+            computing dtype (float32's for float16/bfloat16 input).
+        elementwise_affine: learn ``weight`` (ones) of shape ``normalized_shape``.
+        device, dtype: where and how the parameter is created.
+    Shapes: output = input's shape and dtype. Raises what ``F.rms_norm`` raises for a
+    mismatched input. Reference: torch.nn.RMSNorm (Zhang & Sennrich, 2019).
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        weight = Parameter(_f.empty(*self.normalized_shape, device=device, dtype=dtype)) \
+            if elementwise_affine else None
+        self.register_parameter("weight", weight)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Local response normalization across the channels of ``(N, C, *)`` input (3 or
+    more dims): ``x / (k + alpha / size * sum of x**2 over size neighbouring
+    channels) ** beta``; see ``F.local_response_norm``.
+
+    Args: size (channels in the window), alpha (1e-4), beta (0.75), k (1.0).
+    Shapes: output = input's shape. Raises ValueError for fewer than 3 dims.
+    Reference: torch.nn.LocalResponseNorm (Krizhevsky et al., 2012).
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of ``(N, C, H, W)`` input only (the
+    Lua Torch ``SpatialCrossMapLRN`` layer).
+
+    Args: size, alpha (1e-4), beta (0.75), k (1, an int default as PyTorch's).
+    Raises ValueError for input that is not 4-D.
+
+    Departure from PyTorch: torch.nn.CrossMapLRN2d's loop (ported from 1-based Lua) never
+    drops channel 0 from the window of the channels from ``(size + 1) // 2`` on, and for an
+    even size sums ``size - 1`` channels. ember computes ``F.local_response_norm``'s
+    window, which equals Lua Torch's for odd sizes; PyTorch's results differ from it once
+    C > (size + 1) // 2. Reference: torch.nn.CrossMapLRN2d.
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D (N, C, H, W), got "
+                             f"{input.ndim}D instead (shape {list(input.shape)})")
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    extra_repr = LocalResponseNorm.extra_repr

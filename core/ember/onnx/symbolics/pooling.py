@@ -1,6 +1,7 @@
-"""Symbolics of the pooling ops: ``max_pool1d/2d``, ``max_pool2d_with_indices``,
-``avg_pool1d/2d``, ``adaptive_avg_pool2d`` and ``adaptive_max_pool1d/2d``. (LPPool1d/2d
-trace as ``pow``, ``avg_pool`` and elementwise ops, each exported by its own symbolic.)
+"""Symbolics of the pooling ops: ``max_pool1d/2d/3d``, ``max_pool2d_with_indices``,
+``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d`` and ``adaptive_max_pool1d/2d/3d``.
+(LPPool1d/2d/3d trace as ``pow``, ``avg_pool`` and elementwise ops, max_unpool and
+fractional max pooling as scatter / gather, each exported by its own symbolic.)
 
 Mapping (ONNX operators, https://onnx.ai/onnx/operators/):
 
@@ -298,3 +299,52 @@ def adaptive_max_pool2d(g, x, output_size):
 def adaptive_max_pool1d(g, x, output_size):
     """As adaptive_max_pool2d, along L; indices through a height-1 MaxPool."""
     return _adaptive_max_pool(g, x, 1, output_size)
+
+
+# ---- 3-D pooling and adaptive_avg_pool1d (the 2-D symbolics over another rank) -------------
+
+@builtin("ember::max_pool3d")
+def max_pool3d(g, x, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(g, x, 3, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@builtin("ember::avg_pool3d")
+def avg_pool3d(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    return _avg_pool(g, x, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+@builtin("ember::adaptive_avg_pool1d")
+def adaptive_avg_pool1d(g, x, output_size):
+    """adaptive_avg_pool2d's export over a height-1 (.., 1, L) view."""
+    x2 = _typed(_unsqueeze(g, x, [-2]), x.sizes[:-1] + (1,) + x.sizes[-1:],
+                x.dynamic[:-1] + (False,) + x.dynamic[-1:] if x.dynamic else None)
+    return _squeeze(g, adaptive_avg_pool2d(g, x2, [1] + _ntuple(output_size, 1)), [-2])
+
+
+@builtin("ember::adaptive_avg_pool3d")
+def adaptive_avg_pool3d(g, x, output_size):
+    """GlobalAveragePool for 1x1x1, AveragePool when each size divides; other sizes have
+    windows of varying length, which ONNX pooling cannot express."""
+    out = _ntuple(output_size, 3)
+    xb, added = _batched(g, x, 3)
+    if out == [1, 1, 1]:
+        return _unbatched(g, g.op("GlobalAveragePool", xb, dtype=x.dtype), added)
+    sizes, dynamic = _spatial(x, 3)
+    if dynamic or 0 in out or any(n % o for n, o in zip(sizes, out)):
+        g.fail(f"adaptive_avg_pool3d from {list(sizes)} to {out}: exported only to 1x1x1 or "
+               f"to sizes that divide static input sizes (ONNX AveragePool); resize the input "
+               f"to a multiple of the output size")
+    k = [n // o for n, o in zip(sizes, out)]
+    y = g.op("AveragePool", xb, kernel_shape=k, strides=k, dtype=x.dtype)
+    return _unbatched(g, y, added)
+
+
+@builtin("ember::adaptive_max_pool3d")
+def adaptive_max_pool3d(g, x, output_size):
+    """As adaptive_max_pool2d, without indices (MaxPool's 3-D indices are not mapped)."""
+    if g.node is None or g.node.outputs[1].has_uses():
+        g.fail("adaptive_max_pool3d with return_indices is not exported; export the values "
+               "only (return_indices=False)")
+    return _adaptive_max_pool(g, x, 3, output_size)

@@ -1,4 +1,4 @@
-"""inv, solve, det, slogdet, cholesky, qr, eigh, svd (kernels/factorizations.py) against
+"""inv, solve, det, slogdet, cholesky, qr, eigh, svd (kernels/factorizations/dense.py) against
 numpy float64, float32 and float64, unbatched and batched; PyTorch's errors."""
 import numpy as np
 import pytest

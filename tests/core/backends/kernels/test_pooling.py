@@ -1,4 +1,4 @@
-"""max_pool2d_with_indices and its backward (kernels/pooling.py) against direct numpy
+"""max_pool2d/3d_with_indices and their backwards (kernels/pooling.py) against direct numpy
 loops that follow PyTorch's CPU kernel: first maximum in window order, the last NaN, the
 first real element of an all -inf window, indices h * W + w in each input plane."""
 import math
@@ -8,6 +8,7 @@ import pytest
 from helpers import FLOAT_DTYPES, LOW_FLOAT_DTYPES, assert_close, make, to_np
 
 import ember as E
+from core.nn.functional.pooling.reference import np_max_pool
 from ember.errors import ShapeError
 
 
@@ -136,3 +137,67 @@ def test_errors(shape, args, match):
 def test_bool_is_refused():
     with pytest.raises(NotImplementedError, match="max_pool2d_with_indices"):
         E.max_pool2d_with_indices(E.zeros(1, 1, 2, 2, dtype=E.bool_), 2)
+
+
+# --- max_pool3d_with_indices: the same N-d code over (D, H, W) ---------------------------------
+
+CASES_3D = [
+    ((2, 2, 2), (), (0, 0, 0), (1, 1, 1), False),          # tiles
+    ((2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), True),
+    ((3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), False),
+    ((3, 2, 2), (2, 1, 3), (1, 1, 0), (1, 2, 1), True),
+    ((1, 2, 3), (2, 3, 1), (0, 1, 1), (2, 1, 1), False),
+]
+
+
+def np_max_pool3d(x, k, s, p, d, ceil_mode):
+    return np_max_pool(x, k, s or k, p, d, ceil_mode)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + LOW_FLOAT_DTYPES + [E.int64, E.uint8])
+@pytest.mark.parametrize("case", CASES_3D)
+@pytest.mark.parametrize("shape", [(2, 2, 5, 4, 6), (2, 4, 4, 6)])
+def test_3d_values_and_indices_match_reference(dtype, case, shape):
+    x, _ = make(shape, dtype, low=-20, high=20)
+    vals, idx = E.max_pool3d_with_indices(x, *case)
+    exp_v, exp_i = np_max_pool3d(to_np(x).astype(np.float64), *case)
+    assert_close(vals, exp_v, dtype, rtol=0, atol=0)
+    np.testing.assert_array_equal(to_np(idx), exp_i)
+
+
+def test_3d_nan_and_minus_inf_follow_pytorch():
+    nan, inf = math.nan, math.inf
+    x = np.array([[[[1, nan], [nan, 0]], [[2, 2], [-inf, nan]]],
+                  [[[-inf, -inf], [-inf, -inf]], [[3, 3], [3, 3]]]])[None]   # (1, 2, 2, 2, 2)
+    for case in CASES_3D[:3]:
+        vals, idx = E.max_pool3d_with_indices(E.tensor(x), *case)
+        exp_v, exp_i = np_max_pool3d(x, *case)
+        assert_close(vals, exp_v)
+        np.testing.assert_array_equal(to_np(idx), exp_i)
+
+
+@pytest.mark.parametrize("case", CASES_3D)
+def test_3d_backward_scatters_at_indices(case):
+    x, _ = make((2, 2, 5, 4, 6), E.float32, seed=1)
+    vals, idx = E.max_pool3d_with_indices(x, *case)
+    grad, g = make(tuple(vals.shape), E.float32, seed=2)
+    got = E.max_pool3d_with_indices_backward(grad, x, *case, idx)
+    assert_close(got, np_max_pool2d_backward(g, x.shape[:2] + (20, 6), to_np(idx))
+                 .reshape(x.shape), E.float32)
+
+
+@pytest.mark.parametrize("shape,args,match", [
+    ((4, 4, 4), (2,), "4-D .C, D, H, W. or 5-D"),
+    ((1, 1, 4, 4, 4), ((2, 2),), "tuple of three ints"),
+    ((1, 1, 4, 4, 4), (3, 1, (0, 2, 0)), "at most half of kernel size"),
+    ((1, 1, 4, 4, 4), (5,), "Output size is too small"),
+])
+def test_3d_errors(shape, args, match):
+    with pytest.raises(ShapeError, match=match):
+        E.max_pool3d_with_indices(E.zeros(shape), *args)
+    x = E.zeros(1, 1, 4, 4, 4)
+    vals, idx = E.max_pool3d_with_indices(x, 2)
+    with pytest.raises(ShapeError, match="grad_output"):
+        E.max_pool3d_with_indices_backward(E.zeros(1, 1, 3, 2, 2), x, 2, (), 0, 1, False, idx)
+    with pytest.raises(NotImplementedError, match="max_pool3d_with_indices"):
+        E.max_pool3d_with_indices(E.zeros(1, 1, 2, 2, 2, dtype=E.bool_), 2)

@@ -140,3 +140,50 @@ def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
+
+
+# ---- pdist ---------------------------------------------------------------------------------
+
+def _np_pdist(x, p):
+    n = x.shape[0]
+    out = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = np.abs(x[i] - x[j])
+            if p == 0:
+                out.append(float((d != 0).sum()))
+            elif np.isinf(p):
+                out.append(d.max())
+            else:
+                out.append((d ** p).sum() ** (1 / p))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("p", [0, 1, 2, 3.5, float("inf")])
+@pytest.mark.parametrize("dtype", [E.float32, E.float64])
+def test_pdist(p, dtype):
+    x, xn = make((5, 3), dtype)
+    out = F.pdist(x, p)
+    assert out.dtype is dtype and tuple(out.shape) == (10,)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype is E.float32 else {}
+    assert_close(out, _np_pdist(xn, p), **tol)
+
+
+@pytest.mark.parametrize("p", [1.5, 2, 3])
+def test_pdist_gradients(p):
+    x, _ = make((4, 3), E.float64, seed=2)
+    assert gradcheck(lambda x: F.pdist(x, p), (x.requires_grad_(),))
+    assert gradgradcheck(lambda x: F.pdist(x, p), (x,))
+
+
+def test_pdist_edge_cases():
+    assert tuple(F.pdist(E.zeros(1, 3)).shape) == (0,)
+    x = E.tensor([[1.0, 2.0], [1.0, 2.0], [0.0, 0.0]], requires_grad=True)
+    F.pdist(x).sum().backward()                 # a zero distance: zero gradient, not NaN
+    assert np.isfinite(x.grad.numpy()).all()
+    with pytest.raises(ShapeError, match=r"\(N, M\)"):
+        F.pdist(E.zeros(2, 3, 4))
+    with pytest.raises(DtypeError, match="floating"):
+        F.pdist(E.zeros(2, 3, dtype=E.int64))
+    with pytest.raises(ValueError, match="non-negative p"):
+        F.pdist(E.zeros(2, 3), -1)

@@ -186,3 +186,58 @@ V = E.zeros(3)
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ---- triplet_margin_with_distance_loss ----------------------------------------------------
+
+def _np_l1(a, b):
+    return np.abs(a - b).sum(-1)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("custom", [False, True])
+def test_triplet_margin_with_distance_loss(reduction, swap, custom):
+    a, an = make((5, 3), E.float64, seed=1)
+    p, pn = make((5, 3), E.float64, seed=2)
+    n, nn_ = make((5, 3), E.float64, seed=3)
+    if custom:
+        def dist(x, y):
+            return (x - y).abs().sum(-1)
+        ref_dist = _np_l1
+    else:
+        dist = None
+
+        def ref_dist(x, y):   # pairwise_distance: the 2-norm of x - y + 1e-6
+            return np.sqrt(((x - y + 1e-6) ** 2).sum(-1))
+    d_neg = ref_dist(an, nn_)
+    if swap:
+        d_neg = np.minimum(d_neg, ref_dist(pn, nn_))
+    ref = np.maximum(ref_dist(an, pn) - d_neg + 1.5, 0)
+    out = F.triplet_margin_with_distance_loss(a, p, n, distance_function=dist, margin=1.5,
+                                              swap=swap, reduction=reduction)
+    assert_close(out, _reduce(ref, reduction))
+    _grads(lambda a, p, n: F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=dist, margin=1.5, swap=swap, reduction=reduction),
+        a.requires_grad_(), p.requires_grad_(), n.requires_grad_())
+
+
+def test_triplet_margin_with_distance_loss_default_is_triplet_margin_loss():
+    a, _ = make((4, 3), E.float64, seed=4)
+    p, _ = make((4, 3), E.float64, seed=5)
+    n, _ = make((4, 3), E.float64, seed=6)
+    assert_close(F.triplet_margin_with_distance_loss(a, p, n, reduction="none"),
+                 F.triplet_margin_loss(a, p, n, reduction="none").numpy())
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: F.triplet_margin_with_distance_loss(V, V, V, margin=0), ValueError,
+     "greater than 0"),
+    (lambda: F.triplet_margin_with_distance_loss(E.ones(2, 3), V, V), ShapeError,
+     "anchor 2-D, positive 1-D"),
+    (lambda: F.triplet_margin_with_distance_loss(V, V, V, reduction="x"), ValueError,
+     "reduction"),
+])
+def test_triplet_margin_with_distance_loss_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -120,3 +120,13 @@ def test_new_repr():
                    "Threshold(threshold=1, value=2, inplace=True)",
                    "PReLU(num_parameters=1)", "PReLU(num_parameters=3)", "Hardswish()",
                    "Hardsigmoid()", "Softshrink(0.5)", "Hardshrink(0.3)"]
+
+
+def test_softmax2d():
+    x, xn = make((2, 3, 4, 5), E.float64)
+    e = np.exp(xn - xn.max(1, keepdims=True))
+    assert_close(nn.Softmax2d()(x), e / e.sum(1, keepdims=True))
+    assert_close(nn.Softmax2d()(x[0]), (e / e.sum(1, keepdims=True))[0])   # (C, H, W)
+    assert repr(nn.Softmax2d()) == "Softmax2d()"
+    with pytest.raises(ValueError, match="3D .* or 4D"):
+        nn.Softmax2d()(E.zeros(3, 4))

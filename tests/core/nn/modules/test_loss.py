@@ -150,3 +150,60 @@ def test_new_losses_repr():
             nn.MarginRankingLoss(), nn.HingeEmbeddingLoss(), nn.SoftMarginLoss(),
             nn.CosineEmbeddingLoss(), nn.TripletMarginLoss())
     assert [repr(m) for m in mods] == [type(m).__name__ + "()" for m in mods]
+
+
+# ---- extra losses: multi-class / multi-label margins, triplet with distance, CTC ------------
+
+def test_multi_margin_loss_module():
+    x, xn, t, tn = _logits()
+    w = E.tensor([0.5, 1.0, 2.0], dtype=E.float64)
+    m = nn.MultiMarginLoss(p=2, margin=0.5, weight=w, reduction="sum")
+    assert "weight" in dict(m.named_buffers()) and not list(m.parameters())
+    wn = w.numpy()
+    ref = sum(max(0, 0.5 - xn[i, tn[i]] + xn[i, j]) ** 2 * wn[tn[i]]
+              for i in range(4) for j in range(3) if j != tn[i]) / 3
+    assert_close(m(x, t), np.array(ref))
+    assert_close(m(x, t), F.multi_margin_loss(x, t, 2, 0.5, w, reduction="sum").numpy())
+    with pytest.raises(ValueError, match="p == 1 and p == 2"):
+        nn.MultiMarginLoss(p=3)
+    with pytest.raises(ValueError, match="1-D weight"):
+        nn.MultiMarginLoss(weight=E.ones(2, 3))
+
+
+def test_multilabel_losses_modules():
+    x, xn, _, _ = _logits()
+    t = E.tensor([[0, -1, 0], [2, 1, -1], [1, -1, 2], [-1, 0, 0]])
+    assert_close(nn.MultiLabelMarginLoss(reduction="none")(x, t),
+                 F.multilabel_margin_loss(x, t, reduction="none").numpy())
+    y = E.tensor([[1.0, 0, 1], [0, 0, 1], [1, 1, 1], [0, 0, 0]], dtype=E.float64)
+    w = E.tensor([1.0, 2.0, 0.5], dtype=E.float64)
+    m = nn.MultiLabelSoftMarginLoss(weight=w)
+    assert "weight" in dict(m.named_buffers())
+    yn = y.numpy()
+    ref = (-(yn * -np.log1p(np.exp(-xn)) + (1 - yn) * -np.log1p(np.exp(xn))) * w.numpy())
+    assert_close(m(x, y), ref.mean(1).mean())
+
+
+def test_triplet_margin_with_distance_loss_module():
+    a, _ = make((4, 3), E.float64, seed=1)
+    p, _ = make((4, 3), E.float64, seed=2)
+    n, _ = make((4, 3), E.float64, seed=3)
+
+    def l1(x, y):
+        return (x - y).abs().sum(-1)
+    m = nn.TripletMarginWithDistanceLoss(distance_function=l1, margin=2.0, swap=True)
+    assert_close(m(a, p, n), F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=l1, margin=2.0, swap=True).numpy())
+    with pytest.raises(ValueError, match="greater than 0"):
+        nn.TripletMarginWithDistanceLoss(margin=0)
+    with pytest.raises(TypeError):
+        nn.TripletMarginWithDistanceLoss(None)          # keyword-only, as PyTorch
+
+
+def test_ctc_loss_module_options():
+    m = nn.CTCLoss(blank=2, reduction="none", zero_infinity=True)
+    assert (m.blank, m.reduction, m.zero_infinity) == (2, "none", True)
+    lp = F.log_softmax(make((3, 1, 3), E.float64)[0], 2)
+    # target [0, 0] needs 3 frames (0 blank 0): possible; with 2 frames it is not
+    assert np.isfinite(m(lp, E.tensor([[0, 0]]), [3], [2]).tolist()).all()
+    assert m(lp, E.tensor([[0, 0]]), [2], [2]).tolist() == [0.0]

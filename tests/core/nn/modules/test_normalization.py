@@ -131,3 +131,33 @@ def test_to_double_converts_running_stats_not_counter():
     m = nn.BatchNorm2d(2).double()
     assert m.running_mean.dtype is E.float64 and m.weight.dtype is E.float64
     assert m.num_batches_tracked.dtype is E.int64
+
+
+def test_rms_norm_module():
+    m = nn.RMSNorm([3, 4], dtype=E.float64)
+    assert list(m.state_dict()) == ["weight"] and m.eps is None
+    assert to_np(m.weight).tolist() == [[1.0] * 4] * 3
+    with E.no_grad():
+        m.weight.fill_(2.0)
+    x, xn = make((2, 3, 4), E.float64)
+    eps = np.finfo(np.float64).eps
+    assert_close(m(x), 2 * xn / np.sqrt((xn ** 2).mean((-2, -1), keepdims=True) + eps))
+    m2 = nn.RMSNorm(4, eps=1e-3, elementwise_affine=False)
+    assert m2.weight is None and list(m2.state_dict()) == []
+    assert repr(m) == "RMSNorm((3, 4), eps=None, elementwise_affine=True)"
+    assert repr(m2) == "RMSNorm((4,), eps=0.001, elementwise_affine=False)"
+
+
+def test_local_response_norm_modules():
+    x, xn = make((2, 5, 3, 3), E.float64)
+    sq = np.pad(xn ** 2, ((0, 0), (1, 1), (0, 0), (0, 0)))
+    ref = xn / (2.0 + 0.5 / 3 * (sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:])) ** 0.75
+    assert_close(nn.LocalResponseNorm(3, 0.5, 0.75, 2.0)(x), ref)
+    # the same maths (see CrossMapLRN2d's docstring for how PyTorch's differs)
+    assert_close(nn.CrossMapLRN2d(3, 0.5, 0.75, 2)(x), ref)
+    assert repr(nn.LocalResponseNorm(2)) == "LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)"
+    assert repr(nn.CrossMapLRN2d(3)) == "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"
+    assert nn.LocalResponseNorm(2)(E.zeros(2, 5, 3)).shape == (2, 5, 3)
+    with pytest.raises(ValueError, match="Expected input to be 4D"):
+        nn.CrossMapLRN2d(3)(E.zeros(2, 5, 3))
+    assert list(nn.CrossMapLRN2d(3).state_dict()) == []

@@ -242,3 +242,35 @@ def test_lp_pool(layer, shape, opset):
     x = randn(*shape).abs()         # x^p of negative x is NaN for fractional p, as in ember
     m = check_export(layer(), (x,), opset_version=opset)
     assert {"AveragePool", "MaxPool"} & set(ops_in(m))
+
+
+# --- 3-D pooling and adaptive_avg_pool1d ------------------------------------------------------
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool3d(x, 2),
+    lambda x: F.max_pool3d(x, (3, 2, 2), (2, 1, 2), (1, 1, 0), (1, 2, 1), ceil_mode=True),
+    lambda x: F.avg_pool3d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda x: F.avg_pool3d(x, 2, divisor_override=3),
+    lambda x: F.adaptive_avg_pool3d(x, (2, 1, 3)),
+    lambda x: F.adaptive_max_pool3d(x, (1, 2, 3)),
+    lambda x: F.lp_pool3d(x.abs() + 0.1, 2, 2),
+])
+def test_3d_pooling(fn, opset):
+    check_export(fn, (randn(2, 3, 4, 6, 6),), opset_version=opset)
+    check_export(fn, (randn(3, 4, 6, 6),), opset_version=opset)        # unbatched
+
+
+def test_adaptive_avg_pool1d():
+    m = check_export(lambda x: F.adaptive_avg_pool1d(x, 3), (randn(2, 3, 7),))
+    assert "MatMul" in ops_in(m)
+    check_export(lambda x: F.adaptive_avg_pool1d(x, 1), (randn(3, 7),))
+
+
+@pytest.mark.parametrize("fn, match", [
+    (lambda x: F.adaptive_avg_pool3d(x, (3, 2, 2)), "adaptive_avg_pool3d from"),
+    (lambda x: F.adaptive_max_pool3d(x, 2, return_indices=True), "return_indices"),
+])
+def test_3d_declined(fn, match):
+    with pytest.raises(eo.OnnxExportError, match=match):
+        eo.export(fn, (randn(1, 2, 4, 4, 4),), None)

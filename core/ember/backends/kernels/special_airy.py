@@ -1,0 +1,101 @@
+"""The Airy function Ai (``special_airy_ai``), the solution of y'' = x y that decays as
+x -> inf.
+
+Computed in float64 and rounded once to the input dtype. For |x| <= 10.5, the Taylor
+series about the nearest integer x0 (|x - x0| <= 1/2, 30 terms), whose coefficients follow
+from the equation itself: c_{k+2} = (x0 c_k + c_{k-1}) / ((k + 2)(k + 1)), starting from
+Ai(x0) and Ai'(x0) below (computed with mpmath's airyai at 40 digits and rounded to
+float64). Beyond, the asymptotic expansions A&S 10.4.59 (x > 0) and 10.4.60 (x < 0) with 25
+terms in zeta = 2/3 |x|^(3/2) >= 22. Measured against mpmath (40 digits) at 3,000 points of
+[-1e4, 100]: relative error < 2e-13 on [-2.3, 100] (left of Ai's first zero), and on the
+oscillating side an absolute error < 1e-13 of the envelope |x|^(-1/4) / sqrt(pi) on
+[-100, -2.3] (1.3e-10 at -1e4). Both are ~ulp(zeta): the rounding of x itself moves
+exp(-zeta) and the phase by that much, in any float64 method.
+
+Departure from PyTorch (Cephes), which gives NaN at +-inf: Ai(+-inf) = 0, its limit.
+"""
+from __future__ import annotations
+
+import math
+
+from .pointwise import _in_float64
+from .special_math import _quiet
+
+# Ai(k) and Ai'(k) for k = -10 .. 10
+_AI = (0.04024123848644319, -0.022133721547341403, -0.0527050503563862, 0.18428083525050565,
+       -0.3291451736298231, 0.35076100902411433, -0.07026553294928951, -0.37881429367765806,
+       0.22740742820168558, 0.5355608832923521, 0.3550280538878172, 0.13529241631288141,
+       0.03492413042327438, 0.006591139357460719, 0.0009515638512048018,
+       0.00010834442813607442, 9.947694360252889e-06, 7.492128863997167e-07,
+       4.6922076160992316e-08, 2.47116843087249e-09, 1.1047532552898686e-10)
+_DAI = (0.99626504413279, -0.9756639809263316, 0.9355609381983065, -0.7710081684101265,
+        0.3459354872813429, 0.32719281855444315, -0.7906285753685813, 0.3145837692165988,
+        0.618259020741691, -0.01016056711664521, -0.2588194037928068, -0.1591474412967932,
+        -0.05309038443365363, -0.011912976705951319, -0.001958640950204179,
+        -0.0002474138908684625, -2.4765200397034955e-05, -2.008150894738792e-06,
+        -1.3414392979067865e-07, -7.480641389658946e-09, -3.5206336767389237e-10)
+_TAYLOR_TERMS = 30
+_ASYMPTOTIC_TERMS = 25
+
+
+def _u_coefficients(n):
+    """A&S 10.4.58's u_k, k < n: u_k = u_{k-1} (6k-5)(6k-3)(6k-1) / (216 k (2k-1))."""
+    u = [1.0]
+    for k in range(1, n):
+        u.append(u[-1] * (6 * k - 5) * (6 * k - 3) * (6 * k - 1) / (216.0 * k * (2 * k - 1)))
+    return u
+
+
+_U = _u_coefficients(_ASYMPTOTIC_TERMS)
+
+
+def _taylor(xp, x):
+    x0 = xp.clip(xp.round(x), -10.0, 10.0)
+    idx = (x0 + 10.0).astype(xp.int64)
+    c_prev = xp.zeros_like(x)                       # c_{k-1}
+    c0 = xp.asarray(_AI, dtype=xp.float64)[idx]     # c_k
+    c1 = xp.asarray(_DAI, dtype=xp.float64)[idx]    # c_{k+1}
+    d = x - x0
+    total = c0 + c1 * d
+    dk = d
+    for k in range(_TAYLOR_TERMS):
+        c2 = (x0 * c0 + c_prev) / ((k + 2) * (k + 1))
+        dk = dk * d
+        total = total + c2 * dk
+        c_prev, c0, c1 = c0, c1, c2
+    return total
+
+
+def _asymptotic(xp, x):
+    z = xp.abs(x)
+    zeta = (2.0 / 3.0) * z * xp.sqrt(z)
+    inv = 1.0 / zeta
+    pos = xp.zeros_like(x)
+    even, odd = xp.zeros_like(x), xp.zeros_like(x)
+    for k in reversed(range(_ASYMPTOTIC_TERMS)):
+        pos = pos * -inv + _U[k]
+    for k in reversed(range(0, _ASYMPTOTIC_TERMS, 2)):
+        even = even * -(inv * inv) + _U[k]
+    for k in reversed(range(1, _ASYMPTOTIC_TERMS, 2)):
+        odd = odd * -(inv * inv) + _U[k]
+    odd = odd * inv
+    amp = 1.0 / (math.sqrt(math.pi) * xp.sqrt(xp.sqrt(z)))
+    right = 0.5 * amp * xp.exp(-zeta) * pos
+    s, c = xp.sin(zeta), xp.cos(zeta)
+    # sin(zeta + pi/4) and cos(zeta + pi/4) without rounding zeta + pi/4
+    left = amp * math.sqrt(0.5) * ((s + c) * even - (c - s) * odd)
+    return xp.where(x > 0, right, left)
+
+
+def airy_ai64(xp, x):
+    """Ai(x) of a float64 array (see the module docstring); 0 at +-inf."""
+    with _quiet(xp):
+        near = xp.abs(x) <= 10.5
+        small = _taylor(xp, xp.where(near, x, 0.0))
+        far = xp.where(near | ~xp.isfinite(x), xp.copysign(20.0, x), x)
+        r = xp.where(near, small, _asymptotic(xp, far))
+    return xp.where(xp.isinf(x), 0.0, xp.where(xp.isnan(x), x, r))
+
+
+def kernels(xp) -> dict:
+    return {"special_airy_ai": _in_float64(xp, lambda x: airy_ai64(xp, x))}

@@ -1,0 +1,235 @@
+"""Adaptive pooling: ``adaptive_avg_pool1d/2d/3d`` and ``adaptive_max_pool1d/2d/3d``,
+composite ops that pool each dim of size n to ``out`` cells, cell i covering input cells
+floor(i n / out) to ceil((i + 1) n / out) (PyTorch's rule: windows differ in size or
+overlap when out does not divide n).
+
+* average: each spatial dim on its own, a reshape and mean when out divides n, else a
+  product with an (out, n) averaging matrix whose row i holds 1 / len on its window.
+* max: every window gathered (index_select per dim, each window padded to the longest by
+  repeating its last cell) and one max over the window axis; the flat indices come from a
+  host-built table of window positions.
+
+1-D runs the 2-D op on a (.., 1, L) view. ``None`` in ``output_size`` keeps that dim's
+input size. Reference: torch.nn.functional.adaptive_avg_pool1d/2d/3d,
+adaptive_max_pool1d/2d/3d.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import ember as E
+from ember.backends.kernels.pooling import check_input, ntuple
+from ember.errors import ShapeError
+from ember.ops.composite import composite
+
+from ._common import (RESULT, adaptive_bounds, adaptive_size, adaptive_windows, as_2d,
+                      check_floating, one, plane_strides)
+
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices"]
+
+
+def _check(op: str, x, nd: int, output_size) -> tuple:
+    check_input(op, x.shape, nd)
+    out = ntuple(op, "output_size", output_size, nd)
+    if min(out) < 0:
+        raise ShapeError(f"{op}(): output_size must be non-negative, got {list(out)}")
+    check_floating(op, x)
+    return out
+
+
+# --- average -------------------------------------------------------------------------------
+
+def _adaptive_dim(x, dim: int, n_out: int):
+    """Adaptive average over ``dim`` (negative) down (or up) to n_out cells."""
+    n = x.shape[dim]
+    if n_out == n:
+        return x
+    if n_out and n % n_out == 0:
+        shape = tuple(x.shape[:dim]) + (n_out, n // n_out) + tuple(x.shape[dim:][1:])
+        return x.reshape(shape).mean(dim)  # the window axis lands at dim
+    rows = np.zeros((n_out, n))
+    for i, (start, end) in enumerate(adaptive_bounds(n, n_out)):
+        rows[i, start:end] = 1.0 / (end - start)
+    avg = E.tensor(rows, dtype=x.dtype, device=x.device)
+    if dim == -1:
+        return x.matmul(avg.t())
+    # (.., n, rest): one matmul averages the dim whatever follows it
+    lead, tail = tuple(x.shape[:dim]), tuple(x.shape[dim:][1:])
+    y = avg.matmul(x.reshape(lead + (n, math.prod(tail))))
+    return y.reshape(lead + (n_out,) + tail)
+
+
+def _adaptive_avg(op: str, nd: int, x, output_size):
+    out = _check(op, x, nd, output_size)
+    for n in range(nd):
+        x = _adaptive_dim(x, n - nd, out[n])
+    return x
+
+
+@composite("adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(self, output_size):
+    return _adaptive_avg("adaptive_avg_pool2d", 2, self, output_size)
+
+
+@composite("adaptive_avg_pool3d")
+def _adaptive_avg_pool3d(self, output_size):
+    return _adaptive_avg("adaptive_avg_pool3d", 3, self, output_size)
+
+
+@composite("adaptive_avg_pool1d")
+def _adaptive_avg_pool1d(self, output_size):
+    x = as_2d("adaptive_avg_pool1d", self)
+    size = one("adaptive_avg_pool1d", "output_size", output_size)
+    return E.adaptive_avg_pool2d(x, (1, size)).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Adaptive 1-D average pooling: (N, C, L) or (C, L) -> (N, C, output_size).
+
+    ``output_size`` is an int or a one-int tuple. Floating dtypes. Raises ShapeError for
+    another rank, zero C/L or a negative size; NotImplementedError for integral input.
+    Reference: torch.nn.functional.adaptive_avg_pool1d.
+    """
+    return E.adaptive_avg_pool1d(input, (one("adaptive_avg_pool1d", "output_size",
+                                             output_size),))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Adaptive 2-D average pooling: (N, C, H, W) or (C, H, W) -> (N, C, *output_size).
+
+    ``output_size`` is an int or an (h, w) pair; None in it keeps that input size. Output
+    cell i of a dim of size n averages input cells floor(i n / out) to ceil((i + 1) n /
+    out), so windows differ in size or overlap when out does not divide n. Floating
+    dtypes. Raises ShapeError for a bad rank, zero C/H/W or a negative size.
+    Reference: torch.nn.functional.adaptive_avg_pool2d.
+    """
+    if isinstance(output_size, (tuple, list)) and len(output_size) != 2:
+        raise ShapeError(f"adaptive_avg_pool2d(): output_size must be an int or a pair, "
+                         f"got {output_size!r}")
+    return E.adaptive_avg_pool2d(input, adaptive_size("adaptive_avg_pool2d", input,
+                                                      output_size, 2))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Adaptive 3-D average pooling: (N, C, D, H, W) or (C, D, H, W) -> (N, C,
+    *output_size), adaptive_avg_pool2d's windows along each of the three dims.
+
+    ``output_size`` is an int or a (d, h, w) triple; None in it keeps that input size.
+    Floating dtypes. Raises ShapeError for a bad rank, zero C/D/H/W, a negative size or a
+    sequence of another length; NotImplementedError for integral input.
+    Reference: torch.nn.functional.adaptive_avg_pool3d.
+    """
+    return E.adaptive_avg_pool3d(input, adaptive_size("adaptive_avg_pool3d", input,
+                                                      output_size, 3))
+
+
+# --- max -----------------------------------------------------------------------------------
+
+def _adaptive_max(op: str, nd: int, x, output_size):
+    out = _check(op, x, nd, output_size)
+    lead, sizes = tuple(x.shape[:-nd]), tuple(x.shape[-nd:])
+    if 0 in out:
+        return RESULT[op](E.empty(lead + out, dtype=x.dtype, device=x.device),
+                          E.empty(lead + out, dtype=E.int64, device=x.device))
+    wins = [adaptive_windows(n, o) for n, o in zip(sizes, out)]
+    ks = tuple(w.shape[1] for w in wins)
+    for n, w in enumerate(wins):
+        x = x.index_select(n - nd, E.tensor(w.ravel(), device=x.device))
+    # lead + (o_0, k_0, o_1, k_1, ..) -> lead + out + (K,): the window cells last
+    x = x.reshape(lead + tuple(v for o, k in zip(out, ks) for v in (o, k)))
+    m = len(lead)
+    x = x.permute(tuple(range(m)) + tuple(m + 2 * n for n in range(nd))
+                  + tuple(m + 2 * n + 1 for n in range(nd)))
+    values, t = x.reshape(lead + out + (math.prod(ks),)).max(-1)
+    # the flat plane position of every window cell, picked at the window's argmax
+    flat = np.zeros(out + ks, dtype=np.int64)
+    for n, (w, st) in enumerate(zip(wins, plane_strides(sizes))):
+        shape = [1] * (2 * nd)
+        shape[n], shape[nd + n] = w.shape
+        flat = flat + (w * st).reshape(shape)
+    flat = E.tensor(flat.reshape(out + (-1,)), device=x.device).expand(tuple(values.shape) + (-1,))
+    indices = E.gather(flat, -1, t.unsqueeze(-1)).squeeze(-1)
+    return RESULT[op](values, indices)
+
+
+@composite("adaptive_max_pool2d")
+def _adaptive_max_pool2d(self, output_size):
+    return _adaptive_max("adaptive_max_pool2d", 2, self, output_size)
+
+
+@composite("adaptive_max_pool3d")
+def _adaptive_max_pool3d(self, output_size):
+    return _adaptive_max("adaptive_max_pool3d", 3, self, output_size)
+
+
+@composite("adaptive_max_pool1d")
+def _adaptive_max_pool1d(self, output_size):
+    x = as_2d("adaptive_max_pool1d", self)
+    values, indices = E.adaptive_max_pool2d(x, (1, output_size[0]))
+    return RESULT["adaptive_max_pool1d"](values.squeeze(-2), indices.squeeze(-2))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Adaptive 2-D max pooling: (N, C, H, W) or (C, H, W) -> (N, C, *output_size).
+
+    ``output_size`` is an int or an (h, w) pair; None in it keeps that input size. Output
+    cell i of a dim of size n takes the max of input cells floor(i n / out) to ceil((i +
+    1) n / out). With ``return_indices`` also returns int64 indices of the output's shape:
+    the flat position h * W + w of each maximum in its plane (first on ties), as
+    max_unpool2d expects. Floating dtypes. Raises ShapeError for a bad rank, zero C/H/W or
+    a negative size; NotImplementedError for integral input.
+    Reference: torch.nn.functional.adaptive_max_pool2d.
+    """
+    size = adaptive_size("adaptive_max_pool2d", input, output_size, 2)
+    values, indices = E.adaptive_max_pool2d(input, size)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Adaptive 3-D max pooling: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size),
+    adaptive_max_pool2d's windows along each of the three dims.
+
+    ``output_size`` is an int or a (d, h, w) triple, None keeping that input size. With
+    ``return_indices`` also returns the int64 flat positions (t * H + h) * W + w of the
+    maxima in their volumes (first on ties), as max_unpool3d expects. Raises what
+    adaptive_max_pool2d raises, over three dims.
+    Reference: torch.nn.functional.adaptive_max_pool3d.
+    """
+    size = adaptive_size("adaptive_max_pool3d", input, output_size, 3)
+    values, indices = E.adaptive_max_pool3d(input, size)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Adaptive 1-D max pooling: (N, C, L) or (C, L) -> (N, C, output_size).
+
+    ``output_size`` is an int or a one-int tuple. With ``return_indices`` also returns the
+    int64 positions in L of the maxima. Raises ShapeError for another rank and what
+    adaptive_max_pool2d raises. Reference: torch.nn.functional.adaptive_max_pool1d.
+    """
+    size = one("adaptive_max_pool1d", "output_size", output_size)
+    values, indices = E.adaptive_max_pool1d(input, (size,))
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool1d returning (output, indices) whatever ``return_indices`` says.
+    Reference: torch.nn.functional.adaptive_max_pool1d_with_indices."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool2d returning (output, indices). Reference:
+    torch.nn.functional.adaptive_max_pool2d_with_indices."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool3d returning (output, indices). Reference:
+    torch.nn.functional.adaptive_max_pool3d_with_indices."""
+    return adaptive_max_pool3d(input, output_size, True)
