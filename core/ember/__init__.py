@@ -82,3 +82,4 @@ from . import special  # noqa: E402,F401 - ember.special.ndtr...; registers mvlg
 from .linalg.legacy import lu  # noqa: E402 - torch.lu: (LU, pivots[, infos])
 from .serialization import load, save  # noqa: E402
 from . import cuda  # noqa: E402,F401 - ember.cuda.is_available() without an import
+from . import distributions  # noqa: E402,F401 - needs nn.functional and linalg

@@ -108,9 +108,11 @@ def logit_backward(grad, self, eps):
 
 
 def xlogy_backward_self(grad, self, other):
-    """``xlogy`` w.r.t. ``self``: ``log(other)``, 0 where ``self == 0`` unless ``other`` is
-    NaN (PyTorch's ``grad * xlogy(self != 0, other)``)."""
-    return grad * E.xlogy((self != 0).to(grad.dtype), other)
+    """``xlogy`` w.r.t. ``self``: ``log(other)``; 0 where ``self == 0`` and ``other <= 0``
+    (where ``xlogy`` is the constant 0), NaN where ``other`` is (PyTorch 2.x's
+    ``grad * xlogy((self != 0) | (other > 0), other)``: the older rule also masked
+    ``other > 0``, zeroing e.g. a Gamma log-density's gradient at concentration 1)."""
+    return grad * E.xlogy(((self != 0) | (other > 0)).to(grad.dtype), other)
 
 
 def copysign_backward_self(grad, self, result):
