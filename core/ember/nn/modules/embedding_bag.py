@@ -2,12 +2,9 @@
 (``torch.nn.EmbeddingBag``), without the per-index embeddings as a user tensor."""
 from __future__ import annotations
 
-from ... import factories as _f
-from ...autograd import no_grad
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .sparse import padding_index, pretrained_shape, reset_table, set_table
 
 __all__ = ["EmbeddingBag"]
 
@@ -38,11 +35,6 @@ class EmbeddingBag(Module):
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode has to be one of 'sum', 'mean' or 'max', "
                              f"got {mode!r}")
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"EmbeddingBag: padding_idx must be within num_embeddings "
-                                 f"[-{num_embeddings}, {num_embeddings}), got {padding_idx}")
-            padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.max_norm = max_norm
@@ -51,24 +43,12 @@ class EmbeddingBag(Module):
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(_f.empty(num_embeddings, embedding_dim, device=device,
-                                             dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(f"EmbeddingBag: shape of _weight {list(_weight.shape)} does "
-                                 f"not match [num_embeddings, embedding_dim] = "
-                                 f"[{num_embeddings}, {embedding_dim}]")
-            self.weight = Parameter(_weight)
+        self.padding_idx = padding_index(padding_idx, num_embeddings, "EmbeddingBag")
+        set_table(self, _weight, True, device, dtype)
 
     def reset_parameters(self) -> None:
         """Re-draw the table from N(0, 1) and zero the padding row."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        reset_table(self)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
@@ -98,10 +78,7 @@ class EmbeddingBag(Module):
         (``requires_grad=False``) unless ``freeze=False``.
 
         Raises ValueError if ``embeddings`` is not 2-D."""
-        if embeddings.ndim != 2:
-            raise ValueError(f"Embeddings parameter is expected to be 2-dimensional, got "
-                             f"shape {list(embeddings.shape)}")
-        rows, cols = embeddings.shape
+        rows, cols = pretrained_shape(embeddings)
         bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                   _weight=embeddings, include_last_offset=include_last_offset,
                   padding_idx=padding_idx)

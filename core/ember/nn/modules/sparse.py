@@ -35,36 +35,16 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx must be within num_embeddings "
-                                 f"[-{num_embeddings}, {num_embeddings}), got {padding_idx}")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
+        self.padding_idx = padding_index(padding_idx, num_embeddings, "Embedding")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        if _weight is None:
-            self.weight = Parameter(_f.empty(num_embeddings, embedding_dim, device=device,
-                                             dtype=dtype), requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(f"Embedding: shape of _weight {list(_weight.shape)} does not "
-                                 f"match [num_embeddings, embedding_dim] = "
-                                 f"[{num_embeddings}, {embedding_dim}]")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        set_table(self, _weight, not _freeze, device, dtype)
 
     def reset_parameters(self) -> None:
         """Re-draw the table from N(0, 1) and zero the padding row."""
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        reset_table(self)
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -92,9 +72,50 @@ class Embedding(Module):
         (``requires_grad=False``) unless ``freeze=False``.
 
         Raises ValueError if ``embeddings`` is not 2-D."""
-        if embeddings.ndim != 2:
-            raise ValueError(f"Embeddings parameter is expected to be 2-dimensional, got "
-                             f"shape {list(embeddings.shape)}")
-        rows, cols = embeddings.shape
+        rows, cols = pretrained_shape(embeddings)
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)
+
+
+# --- shared with EmbeddingBag: the lookup table ---------------------------------------------
+def padding_index(padding_idx, num_embeddings: int, layer: str):
+    """``padding_idx`` in ``[0, num_embeddings)`` (a negative one counts from the end), or
+    None. Raises ValueError outside ``[-num_embeddings, num_embeddings)``."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"{layer}: padding_idx must be within num_embeddings "
+                         f"[-{num_embeddings}, {num_embeddings}), got {padding_idx}")
+    return padding_idx % num_embeddings
+
+
+def set_table(module, weight, requires_grad: bool, device, dtype) -> None:
+    """Give ``module`` its ``weight`` (num_embeddings, embedding_dim): ``weight`` itself
+    (shared, not copied) or, when None, a new table drawn by ``reset_parameters``.
+    Raises ValueError for a ``weight`` of another shape."""
+    shape = (module.num_embeddings, module.embedding_dim)
+    if weight is None:
+        module.weight = Parameter(_f.empty(*shape, device=device, dtype=dtype),
+                                  requires_grad=requires_grad)
+        module.reset_parameters()
+        return
+    if tuple(weight.shape) != shape:
+        raise ValueError(f"{type(module).__name__}: shape of _weight {list(weight.shape)} does "
+                         f"not match [num_embeddings, embedding_dim] = [{shape[0]}, {shape[1]}]")
+    module.weight = Parameter(weight, requires_grad=requires_grad)
+
+
+def reset_table(module) -> None:
+    """Draw ``module.weight`` from N(0, 1) and zero its ``padding_idx`` row."""
+    init.normal_(module.weight)
+    if module.padding_idx is not None:
+        with no_grad():
+            module.weight[module.padding_idx].fill_(0)
+
+
+def pretrained_shape(embeddings) -> tuple[int, int]:
+    """``(rows, cols)`` of a pretrained table; ValueError unless it is 2-D."""
+    if embeddings.ndim != 2:
+        raise ValueError(f"Embeddings parameter is expected to be 2-dimensional, got "
+                         f"shape {list(embeddings.shape)}")
+    return tuple(embeddings.shape)

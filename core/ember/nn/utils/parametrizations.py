@@ -20,6 +20,14 @@ from .parametrize import register_parametrization
 __all__ = ["norm_except_dim", "spectral_norm", "weight_norm"]
 
 
+def weight_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` as the (h, w) matrix spectral normalization works on: ``dim`` first, the
+    other dims flattened (a 1-D weight is a column (h, 1))."""
+    if dim != 0:
+        weight = weight.permute(dim, *(d for d in range(weight.ndim) if d != dim))
+    return weight.reshape(weight.shape[0], -1)
+
+
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """The ``pow``-norm of ``v`` over every dim but ``dim``, shaped to broadcast against
     ``v`` (size 1 except at ``dim``); ``dim=-1`` gives the norm of all of ``v`` (0-d).
@@ -84,9 +92,7 @@ class _SpectralNorm(Module):
             self._power_method(matrix, 15)
 
     def _as_matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.ndim) if d != self.dim))
-        return weight.flatten(1)
+        return weight_matrix(weight, self.dim)
 
     def _power_method(self, matrix: Tensor, iterations: int) -> None:
         # NOTE: updates the buffers in place, so a module copied for data parallelism or

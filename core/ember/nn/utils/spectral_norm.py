@@ -15,6 +15,7 @@ from ..functional import normalize
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from ..parameter import Parameter
+from .parametrizations import weight_matrix
 from .weight_norm import _find_hook
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
@@ -31,11 +32,8 @@ class SpectralNorm:
                                                                   dim, eps)
 
     def as_matrix(self, weight):
-        """``weight`` with ``dim`` first and the other dims flattened: (h, w); a 1-D
-        weight is a column (h, 1)."""
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.ndim) if d != self.dim))
-        return weight.reshape(weight.shape[0], -1)
+        """``weight`` as an (h, w) matrix (``parametrizations.weight_matrix``)."""
+        return weight_matrix(weight, self.dim)
 
     def compute_weight(self, module: Module, do_power_iteration: bool):
         weight = getattr(module, self.name + "_orig")
