@@ -75,6 +75,24 @@ def digits_rows() -> dict:
     return rows
 
 
+def dynamic_rows() -> dict:
+    """The digits CNN traced at batch 64, then called at batches 64 and 17 alternately (a
+    loader's last partial batch): one trace serves both once batch 17 has been checked
+    (jit/shape_guards.py), so the per-call time should match a single batch size."""
+    from ember.train.digits import lenet
+    E.manual_seed(0)
+    model = lenet().eval()
+    x64, x17 = E.rand(64, 1, 8, 8), E.rand(17, 1, 8, 8)
+    with E.no_grad():
+        traced = E.jit.trace(model, (x64,))
+        traced(x17)  # the first call at batch 17 checks it with a second trace
+        rows = {"batch 64 only": best_of(lambda: traced(x64), repeat=5),
+                "batches 64, 17": best_of(lambda: (traced(x64), traced(x17)), repeat=5) / 2,
+                "eager 64, 17": best_of(lambda: (model(x64), model(x17)), repeat=5) / 2}
+    rows["traces"] = len(traced._variants)
+    return rows
+
+
 def main() -> None:
     rows = pointwise_rows()
     print("10-op pointwise function on 10-element float32 tensors (us per call)")
@@ -92,6 +110,11 @@ def main() -> None:
         print(f"  {k:<18} {v:8.1f}")
     print(f"  --jit / eager                   "
           f"{d['digits step --jit'] / d['digits step eager']:.2f}x")
+    dyn = dynamic_rows()
+    print("digits CNN forward traced at batch 64, eval, no grad (us per call)")
+    for k in ("batch 64 only", "batches 64, 17", "eager 64, 17"):
+        print(f"  {k:<18} {dyn[k]:8.1f}")
+    print(f"  traces kept: {dyn['traces']} (one serves both batch sizes)")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and intege
 
 def getitem(t, index):
     """``t[index]``: a view for basic indexing, a new tensor otherwise."""
+    if _tracing.active and _tracing.current() is not None:
+        from .jit import symbolic_sizes as _sym  # NOTE: the jit layer, only while tracing
+        if _sym.has_symbolic(index):
+            return _sym.symbolic_getitem(t, index, getitem)
     idx = _plain(index if index.__class__ is tuple else (index,), t._data.shape)
     if idx is not None:  # normalize's own first step, taken here to save a call
         return index_normalized(t, idx, True)
@@ -70,6 +74,30 @@ def _replay_index(t, idx):
     return index_normalized(t, idx, True)
 
 
+def kernel_index(indices) -> tuple:
+    """``indices`` as the kernels take them: a tuple whose index tensors are backend arrays.
+
+    An index has two spellings: ``normalize`` gives the kernels' (a tuple of ints, slices,
+    None, bools and arrays); a traced graph holds a list whose arrays are Tensors
+    (``_traced_index``), and the JIT passes that list on: to ``ember::index_put_`` and,
+    through ``prim::AutogradFormula``, to the backward formulas of ``index`` /
+    ``index_put_``. ``index_put_normalized`` and those formulas call this so that the
+    kernels, and the autograd history recorded for double backward, see only the kernels'
+    spelling. Raises TypeError for an index that is neither a tuple nor a list.
+    """
+    if indices.__class__ is tuple:
+        for it in indices:
+            if isinstance(it, _d._Tensor):
+                break
+        else:  # already the kernels' spelling (eager autograd): no copy
+            return indices
+    elif indices.__class__ is not list:
+        raise TypeError(f"expected a normalized index (a tuple, or the list a traced graph "
+                        f"holds), got {type(indices).__name__}; normalize a user index with "
+                        f"ember._indexing.normalize(t, index)")
+    return tuple(it._data if isinstance(it, _d._Tensor) else it for it in indices)
+
+
 def basic_index(idx: tuple) -> bool:
     """Whether a normalized index is basic (ints, slices, None only): it gives a view."""
     return all(it is None or it.__class__ in (int, slice) for it in idx)
@@ -78,14 +106,19 @@ def basic_index(idx: tuple) -> bool:
 def setitem(t, index, value) -> None:
     """``t[index] = value``: ``value`` is a number or a Tensor that broadcasts to ``t[index]``
     and is cast to ``t.dtype``. On error ``t`` is left unchanged."""
+    if _tracing.active and _tracing.current() is not None:
+        from .jit import symbolic_sizes as _sym  # NOTE: the jit layer, only while tracing
+        index = _sym.guarded_concrete(index)
     idx, _ = normalize(t, index)
     index_put_normalized(t, idx, value, accumulate=False)
 
 
-def index_put_normalized(t, idx: tuple, value, accumulate: bool = False):
+def index_put_normalized(t, idx, value, accumulate: bool = False):
     """``t[idx] = value`` (or ``+=`` with ``accumulate``, where repeated indices add up)
-    for a normalized index; records autograd history (``index_put_`` in
+    for a normalized index in either spelling (see ``kernel_index``: the JIT runs
+    ``ember::index_put_`` with the traced one); records autograd history (``index_put_`` in
     ``derivatives.yaml``). Returns ``t``."""
+    idx = kernel_index(idx)
     tensor_value = isinstance(value, _d._Tensor)
     if tensor_value:
         if value.device != t.device:
@@ -114,7 +147,9 @@ def index_put_normalized(t, idx: tuple, value, accumulate: bool = False):
         end_inplace(t, node)
     if _tracing.active and _tracing.current() is not None:
         from .jit.tracer import record_python
-        record_python("ember::index_put_", None, (t, list(idx), value, accumulate), t)
+        # index arrays as Tensors, as for ember::index: an IR constant cannot hold an array
+        record_python("ember::index_put_", None,
+                      (t, _traced_index(idx, t._type.backend), value, accumulate), t)
     return t
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from . import dispatch as _d
 from . import types as _t
 from .backends import registry as _registry
+from .jit.tracing_state import STATE as _tracing
 from .random import backend_rng
 from .tensor import Tensor
 
@@ -25,6 +26,23 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", 
            "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint",
            "randperm", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
            "randn_like", "randint_like"]
+
+
+def _traced(kind: str):
+    """Record the factory as a node when a trace is open and a size is a SymInt (see
+    ``jit/traced_factories.py``); otherwise the call costs one attribute read more."""
+    def deco(fn):
+        def factory(*args, **kwargs):
+            if _tracing.active:
+                # NOTE: the jit layer sits above the factories; loaded only while tracing
+                from .jit.traced_factories import record_factory
+                return record_factory(kind, fn, args, kwargs)
+            return fn(*args, **kwargs)
+        factory.__wrapped__ = fn
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(factory, attr, getattr(fn, attr))
+        return factory
+    return deco
 
 
 def _backend(device):
@@ -75,6 +93,8 @@ def _size(size, fn: str) -> tuple:
     out = tuple(_d.check_int(s, fn, "size", i + 1) for i, s in enumerate(size))
     if any(s < 0 for s in out):
         raise ValueError(f"{fn}(): negative dimension in size {list(out)}; sizes must be >= 0")
+    if _tracing.active:  # keep the trace's SymInts (check_int made them plain ints)
+        out = tuple(s if hasattr(s, "_expr") else o for s, o in zip(size, out))
     return out
 
 
@@ -184,6 +204,7 @@ def from_dlpack(obj) -> Tensor:
                                    f"type {int(dev_type)}; install ember-cuda for GPU memory")
 
 
+@_traced("ember::empty")
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialized tensor of shape ``size`` (contents are arbitrary)."""
     b, index = _target(device)
@@ -192,6 +213,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _finish(arr, b, requires_grad)
 
 
+@_traced("ember::full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``; the dtype is inferred from the
     value like ``tensor`` does when not given."""
@@ -207,18 +229,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(arr, b, requires_grad)
 
 
+@_traced("ember::zeros")
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with 0 (default dtype unless ``dtype``)."""
     return full(_size(size, "zeros"), 0, dtype=_dtype(dtype), device=device,
                 requires_grad=requires_grad)
 
 
+@_traced("ember::ones")
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with 1 (default dtype unless ``dtype``)."""
     return full(_size(size, "ones"), 1, dtype=_dtype(dtype), device=device,
                 requires_grad=requires_grad)
 
 
+@_traced("ember::arange")
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values ``start, start + step, ...`` below ``end`` (``torch.arange``).
@@ -301,16 +326,19 @@ def _random(kind: str, size, generator, dtype, device, requires_grad, *extra) ->
     return _finish(arr, b, requires_grad)
 
 
+@_traced("ember::rand")
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples on [0, 1) of shape ``size``, drawn from ``generator``."""
     return _random("rand", _size(size, "rand"), generator, dtype, device, requires_grad)
 
 
+@_traced("ember::randn")
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples of shape ``size``, drawn from ``generator``."""
     return _random("randn", _size(size, "randn"), generator, dtype, device, requires_grad)
 
 
+@_traced("ember::randint")
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers uniform on ``[low, high)``: ``randint(high, size)`` or

@@ -19,6 +19,12 @@ from .backends import registry as _registry
 from .jit.tracing_state import STATE as _tracing
 
 
+def _sym():
+    # NOTE: the jit layer sits above Tensor; it is imported only while a trace is open
+    from .jit import symbolic_sizes
+    return symbolic_sizes
+
+
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints as ``ember.Size([2, 3])``."""
 
@@ -66,14 +72,25 @@ class Tensor:
     # --- metadata ------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        """The sizes of the dimensions, a tuple subclass: ``(N, C, H, W)`` (torch.Tensor.shape)."""
+        """The sizes of the dimensions, a tuple subclass: ``(N, C, H, W)`` (torch.Tensor.shape).
+        While tracing, the sizes of a traced tensor are SymInts (``jit/symbolic_sizes.py``)."""
+        if _tracing.active:
+            sym = _sym().sym_shape(self)
+            if sym is not None:
+                return Size(sym)
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        """The shape, or the size of one dimension ``dim`` (negative counts from the end)."""
+        """The shape, or the size of one dimension ``dim`` (negative counts from the end);
+        SymInts while tracing, as ``shape``."""
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_d.wrap_dim(dim, self._data.ndim, "size")]
+            return self.shape
+        d = _d.wrap_dim(dim, self._data.ndim, "size")
+        if _tracing.active:
+            sym = _sym().sym_size(self, d)
+            if sym is not None:
+                return sym
+        return self._data.shape[d]
 
     @property
     def dtype(self) -> _t.ScalarType:
@@ -96,7 +113,12 @@ class Tensor:
         return self._data.ndim
 
     def numel(self) -> int:
-        """The number of elements, the product of the shape (1 for a 0-d tensor)."""
+        """The number of elements, the product of the shape (1 for a 0-d tensor); a SymInt
+        while tracing, as ``shape``."""
+        if _tracing.active:
+            sym = _sym().sym_numel(self)
+            if sym is not None:
+                return sym
         return self._data.size
 
     def element_size(self) -> int:
@@ -401,6 +423,9 @@ class Tensor:
         """The size of dim 0; TypeError for a 0-d tensor."""
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
+        # NOTE: len() turns any int into a plain one, so a traced len(x) is baked in;
+        # traced.py's check of a new size against a fresh trace catches it (x.size(0) is
+        # the symbolic spelling)
         return self._data.shape[0]
 
     def __iter__(self):

@@ -163,6 +163,24 @@ def differentiate(graph: Graph) -> Gradient:
     return _Builder(f).run()
 
 
+def _locate(last, block, loc) -> None:
+    """Give the backward nodes made after ``last`` (nested ones too) the forward node's
+    user line, so an error in the backward plan names it."""
+    if loc is None:
+        return
+    n = last.next if last is not None else None
+    stack = []
+    while n is not None and n is not block.return_node:
+        stack.append(n)
+        n = n.next
+    while stack:
+        n = stack.pop()
+        if n.source_location is None:
+            n.source_location = loc
+        for b in n.blocks:
+            stack += list(b.nodes())
+
+
 class _Builder:
     def __init__(self, f: Graph):
         self.f = f
@@ -182,7 +200,9 @@ class _Builder:
                 grad.df_input_vjps.append(i)
         for n in list(f.nodes(reverse=True)):  # 2. each node's backward, last node first
             if n is not self.rev_node and any(o in self.grad_map for o in n.outputs):
+                last = self.rev.return_node.prev
                 self.backward_of(n)
+                _locate(last, self.rev, n.source_location)
         for i, inp in enumerate(f.inputs):  # 3. df's outputs: the inputs' gradients
             if inp in self.rg and inp in self.grad_map:
                 rev.register_output(self.grad_map[inp])

@@ -10,6 +10,11 @@ the lock, compiles (``compile_spec``: the stages of ``pipeline.py``, in the seed
 and stores the plan, so concurrent callers compile once and then run without locking.
 ``optimize=False`` builds one fallback plan (required passes only) used for every call.
 
+Every miss after the first records why (``recompile_reasons()``: the fields of the new
+spec that differ from the nearest cached one, see ``recompiles.py``) and logs it when
+``EMBER_JIT_LOG`` lists ``recompiles``; ``record_recompile`` adds misses only the tracer
+sees (shape guards).
+
 Counters (``counters()``) follow PyTorch's runtime counters: executors constructed,
 invocations, plan-cache hits and misses. ``last_executed_optimized_graph()`` is per
 thread, like the seeds' thread_local weak pointer.
@@ -25,6 +30,7 @@ from typing import Optional
 from ..autograd import grad_mode as _grad_mode
 from ..tensor import Tensor
 from . import pipeline as _pipeline
+from . import recompiles as _recompiles
 from .argument_spec import ArgumentSpec
 from .ir_types import ListType, NoneType, TensorType
 from .kinds import prim
@@ -112,12 +118,15 @@ class GraphExecutor:
         self.graph = graph
         self.optimize = optimize
         self.num_inputs = len(graph.inputs)
-        self._plans: dict = {}
-        self._specs: dict = {}
+        self._plans: dict = {}     # the hot path's key (_key_of) -> plan
+        self._by_spec: dict = {}   # ArgumentSpec -> plan, in compile order
+        self._reasons: list = []   # RecompileReason per miss after the first
+        self._dropped = False      # a pipeline change dropped plans: the next miss says so
         self._failures: dict = {}
         self._fallback: Optional[ExecutionPlan] = None
         self._fallback_generation = -1
-        self._lock = threading.Lock()
+        # NOTE: reentrant so that record_recompile works from code a compile runs
+        self._lock = threading.RLock()
         self._generation = _pipeline.generation()
         _count("executors_constructed")
 
@@ -152,17 +161,28 @@ class GraphExecutor:
         with self._lock:
             gen = _pipeline.generation()
             if gen != self._generation:  # a pass was (un)registered: plans are stale
+                self._dropped = self._dropped or bool(self._by_spec)
                 self._plans.clear()
-                self._specs.clear()
+                self._by_spec.clear()
                 self._generation = gen
             plan = self._plans.get(key)
             if plan is not None:
                 _count("plan_cache_hits")
                 return plan
             spec = ArgumentSpec.of(inputs, _grad_mode.STATE.enabled)
+            plan = self._by_spec.get(spec)
+            if plan is not None:
+                # NOTE: the key tells requires_grad apart even under grad mode off, where
+                # the spec, so the plan, is the same: share it instead of recompiling
+                self._plans[key] = plan
+                _count("plan_cache_hits")
+                return plan
+            if self._by_spec or self._dropped:
+                self._note(_recompiles.explain(spec, self._by_spec, len(self._by_spec)))
+                self._dropped = False
             plan = self.compile_spec(spec, inputs)
             self._plans[key] = plan
-            self._specs[key] = spec
+            self._by_spec[spec] = plan
             _count("plan_cache_misses")
             return plan
 
@@ -278,6 +298,43 @@ class GraphExecutor:
                                   f"{type(e).__name__}: {e}") from e
         return g
 
+    # -- recompiles -------------------------------------------------------------------------
+    def recompile_reasons(self) -> list:
+        """A RecompileReason per plan-cache miss after the first, oldest first (the
+        executor's own and those given to :meth:`record_recompile`)."""
+        with self._lock:
+            return list(self._reasons)
+
+    def record_recompile(self, differences, spec: Optional[ArgumentSpec] = None,
+                         plan_index: Optional[int] = None) -> "_recompiles.RecompileReason":
+        """Record (and log, as for the executor's own misses) a recompile the executor
+        cannot see, such as a failed shape guard of the tracer.
+
+        Args:
+            differences: a non-empty tuple of lines, e.g. ``("input 1: dim 0 guarded at 4,
+                got 8",)``.
+            spec: the call's ArgumentSpec, if there is one.
+            plan_index: the new plan's place; default, the number of cached plans.
+        Returns the RecompileReason. Raises TypeError for differences that are not a
+        non-empty tuple of strings or a ``plan_index`` that is not an int, ValueError for
+        a negative one.
+        """
+        diffs = _recompiles.check_differences(differences)
+        if plan_index is not None and (not isinstance(plan_index, int) or plan_index < 0):
+            error = ValueError if isinstance(plan_index, int) else TypeError
+            raise error(f"record_recompile: expected plan_index None or an int >= 0, got "
+                        f"{plan_index!r}; leave it out to use the plan count")
+        with self._lock:
+            index = len(self._by_spec) if plan_index is None else plan_index
+            reason = _recompiles.RecompileReason(index, spec, diffs)
+            self._note(reason)
+            return reason
+
+    def _note(self, reason) -> None:
+        # NOTE: called under self._lock, so reasons keep the order of the misses
+        self._reasons.append(reason)
+        _recompiles.log_recompile(reason)
+
     # -- debugging -------------------------------------------------------------------------
     def graph_for(self, *inputs):
         """The optimized graph the plan for ``inputs`` runs (compiling it if needed)."""
@@ -286,15 +343,17 @@ class GraphExecutor:
     def get_debug_state(self) -> dict:
         """``{"graph", "optimize", "execution_plans": {str(spec): plan state},
         "fallback": plan state or None, "pass_failures": {str(spec): message},
-        "fusion_fallbacks": fusion groups that ran unfused, with why}``; a plan
+        "fusion_fallbacks": fusion groups that ran unfused, with why,
+        "recompile_reasons": one line per miss after the first}``; a plan
         state holds its ``graph``, ``code``, ``array_mode`` and, for each
         DifferentiableGraph, the debug state of its backward executor."""
         with self._lock:
-            plans = {str(self._specs[k]): _plan_state(p) for k, p in self._plans.items()}
+            plans = {str(spec): _plan_state(p) for spec, p in self._by_spec.items()}
             fb = None if self._fallback is None else _plan_state(self._fallback)
             return {"graph": self.graph, "optimize": self.optimize, "execution_plans": plans,
                     "fallback": fb, "pass_failures": dict(self._failures),
-                    "fusion_fallbacks": _fuser.fusion_fallbacks()}
+                    "fusion_fallbacks": _fuser.fusion_fallbacks(),
+                    "recompile_reasons": [str(r) for r in self._reasons]}
 
 
 class _PassFailed(Exception):

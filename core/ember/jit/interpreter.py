@@ -26,11 +26,60 @@ from ember.jit.op_registry import op_info
 
 __all__ = ["run_graph", "run_node", "run_block", "register_prim",
            "register_prim_factory", "runtime_op", "node_outputs", "call_python_op",
-           "JitRuntimeError"]
+           "JitRuntimeError", "location_note", "add_location", "is_located"]
 
 
 class JitRuntimeError(RuntimeError):
-    """A node failed while running; the message names the node and its source line."""
+    """A node failed while running; the message names the node and its source line.
+
+    Attributes: ``node`` (the node that failed, or None); ``__cause__`` is the error the
+    node raised, which an ExecutionPlan raises in its place (it is eager mode's error:
+    the interpreter runs ops through their wrappers)."""
+
+    def __init__(self, message: str, node=None):
+        super().__init__(message)
+        self.node = node
+
+
+#: How every location note starts; an error that has one is not located again.
+_NOTE_START = "in the traced code"
+_UNPACK_KINDS = (prim.ListUnpack, prim.TupleUnpack)
+
+
+def location_note(node) -> str:
+    """The note an error raised by ``node`` gets: ``"in the traced code at repro.py:12
+    (ember::add)"``. A node the tracer made without a location (the ``prim::ListUnpack`` of
+    a ``Tensor[]`` result) is named by the node that made its input; a
+    ``prim::AutogradFormula`` (a backward) by the forward op it differentiates."""
+    where, what = node.source_location, node.kind
+    if what == "prim::AutogradFormula":
+        what = f"the backward of {node.attr('op', '?')}"
+    elif what in _UNPACK_KINDS and node.inputs:
+        src = node.inputs[0].node()
+        where = where or src.source_location
+        # NOTE: the trace fixed how many tensors the op returns; other inputs may change it
+        what = (f"{what} of {src.kind}'s {len(node.outputs)} results, a count the trace "
+                f"fixed: trace again for such inputs")
+    if where is None:
+        return f"{_NOTE_START} ({what}; no source location was recorded)"
+    return f"{_NOTE_START} at {where} ({what})"
+
+
+def is_located(err: BaseException) -> bool:
+    """Whether ``err`` already has a location note (an inner plan located it)."""
+    return any(isinstance(n, str) and n.startswith(_NOTE_START)
+               for n in getattr(err, "__notes__", ()))
+
+
+def add_location(err: BaseException, node) -> None:
+    """Add :func:`location_note` of ``node`` to ``err`` (PEP 678), unless it has one."""
+    if is_located(err):
+        return
+    note = location_note(node)
+    if hasattr(err, "add_note"):
+        err.add_note(note)
+    else:  # NOTE: Python 3.10 keeps the note but does not print it
+        err.__notes__ = [*getattr(err, "__notes__", ()), note]
 
 
 _PRIMS: dict[str, Callable] = {}
@@ -126,7 +175,7 @@ def run_block(block, args: Sequence, env: Optional[dict] = None,
             raise
         except Exception as e:
             where = f" (traced at {n.source_location})" if n.source_location else ""
-            raise JitRuntimeError(f"{n.kind} failed{where}: {type(e).__name__}: {e}") from e
+            raise JitRuntimeError(f"{n.kind} failed{where}: {type(e).__name__}: {e}", n) from e
         for v, o in zip(n.outputs, outs):
             env[v] = o
             if on_value is not None:

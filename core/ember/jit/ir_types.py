@@ -99,7 +99,7 @@ class TensorType(JitType):
     @classmethod
     def from_tensor(cls, t) -> TensorType:
         """The complete type of an ember Tensor ``t``: dtype, device, shape, requires_grad."""
-        return cls(dtype=t.dtype, device=t.device, sizes=tuple(t.shape),
+        return cls(dtype=t.dtype, device=t.device, sizes=tuple(t._data.shape),
                    requires_grad=bool(t.requires_grad))
 
     def contains_tensor(self) -> bool:

@@ -28,6 +28,7 @@ class prim:  # noqa: N801 - reads like PyTorch's ``prim::`` symbols: ``prim.Cons
     TupleUnpack = "prim::TupleUnpack"
     ListConstruct = "prim::ListConstruct"
     ListUnpack = "prim::ListUnpack"
+    SliceConstruct = "prim::SliceConstruct"
     Print = "prim::Print"
     RaiseException = "prim::RaiseException"
 

@@ -16,6 +16,7 @@ node kind maps to a schema and an Operation.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -117,9 +118,16 @@ def _build() -> None:
     _register_handwritten()
 
 
-def register_python_op(kind: str, fn: Callable, inplace: bool = False) -> None:
-    """Make ``kind`` runnable by calling ``fn(*inputs)`` (for ops written in Python)."""
-    _TABLE[kind] = OpInfo(kind, None, fn, None, inplace)
+def register_python_op(kind: str, fn: Callable, inplace: bool = False,
+                       schema: Optional[str] = None) -> None:
+    """Make ``kind`` runnable by calling ``fn(*inputs)`` (for ops written in Python);
+    ``schema`` (PyTorch's syntax, ``"size(Tensor self, int dim) -> int"``) gives its
+    argument and return types. Raises ``ember.ops.schema.SchemaError`` for a bad schema."""
+    parsed = None
+    if schema is not None:
+        from ..ops.schema import parse_schema
+        parsed = parse_schema(schema)
+    _TABLE[kind] = OpInfo(kind, parsed, fn, None, inplace)
 
 
 def _register_handwritten() -> None:
@@ -129,18 +137,26 @@ def _register_handwritten() -> None:
         return x.to(dtype=dtype, device=device)
 
     def index(x, indices):
-        # index tensors arrive as Tensors (see _indexing._traced_index); kernels take arrays
-        indices = tuple(getattr(i, "_data", i) for i in indices)
+        indices = _indexing.kernel_index(indices)
         return _indexing.index_normalized(x, indices, _indexing.basic_index(indices))
 
     def index_put_(x, indices, values, accumulate):
-        _indexing.index_put_normalized(x, tuple(indices), values, accumulate)
+        _indexing.index_put_normalized(x, indices, values, accumulate)
         return x
 
     register_python_op("ember::_to_copy", to_copy)
     register_python_op("ember::detach", lambda x: x.detach())
     register_python_op("ember::index", index)
+    # Tensor.index_put_ (in-place composite index_put) records this kind too; keep its
+    # schema so the tracer maps the wrapper's arguments (same order as index_put_ above)
+    native = _TABLE.get("ember::index_put_")
     register_python_op("ember::index_put_", index_put_, inplace=True)
+    if native is not None:
+        _TABLE["ember::index_put_"] = dataclasses.replace(_TABLE["ember::index_put_"],
+                                                          schema=native.schema)
+    from . import symbolic_sizes, traced_factories
+    for mod in (symbolic_sizes, traced_factories):
+        mod.register_ops(lambda kind, fn, schema: register_python_op(kind, fn, schema=schema))
 
 
 def op_info(kind: str) -> OpInfo:

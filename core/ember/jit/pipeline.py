@@ -29,7 +29,8 @@ still runs, unoptimized.
 
 ``EMBER_JIT_LOG=peephole,fuse_graph`` prints the graph after those passes (``all`` for
 every pass) to the ``ember.jit`` logger at INFO, and to stderr when that logger has no
-handler.
+handler; ``recompiles`` in the same list logs why an executor compiled another plan
+(``ember.jit.recompiles``, which uses :func:`log_enabled` and :func:`emit_log`).
 
 Reference: PyTorch's ``torch/csrc/jit/runtime/graph_executor.cpp`` (runRequiredPasses,
 runOptimization, runNondiffOptimization, RegisterPass / getCustomPasses) and
@@ -49,7 +50,7 @@ from typing import Callable, Optional
 from ..plugins import manager as _manager
 
 __all__ = ["STAGES", "PassEntry", "register_pass", "pipeline", "JitPassWarning",
-           "PassHandle", "run_pass"]
+           "PassHandle", "run_pass", "log_targets", "log_enabled", "emit_log"]
 
 STAGES = ("required", "specialization", "optimization", "autodiff", "nondiff", "final")
 
@@ -231,9 +232,27 @@ def stage_passes(stage: str) -> list[PassEntry]:
     return [p for p in pipeline() if p.stage == stage]
 
 
-def _log_targets() -> set:
+def log_targets() -> set:
+    """The names ``EMBER_JIT_LOG`` lists (comma separated, blanks ignored): pass names,
+    ``recompiles`` (:mod:`ember.jit.recompiles`) or ``all``. It reads the environment at
+    every call, so callers ask only off the hot path (after a pass, at a plan-cache miss)."""
     raw = os.environ.get("EMBER_JIT_LOG", "")
     return {s.strip() for s in raw.split(",") if s.strip()}
+
+
+def log_enabled(name: str) -> bool:
+    """Whether ``EMBER_JIT_LOG`` asks for ``name`` (or holds ``all``)."""
+    targets = log_targets()
+    return bool(targets) and ("all" in targets or name in targets)
+
+
+def emit_log(log: logging.Logger, text: str) -> None:
+    """Write one ``EMBER_JIT_LOG`` message: to ``log`` at INFO when it (or an ancestor)
+    has a handler, else to stderr, so the knob works without configuring logging."""
+    if log.hasHandlers():
+        log.info(text)
+    else:
+        print(text, file=sys.stderr)
 
 
 def run_pass(entry: PassEntry, graph, inputs=None):
@@ -248,11 +267,6 @@ def run_pass(entry: PassEntry, graph, inputs=None):
             raise TypeError(f"pass {entry.name} returned {type(result).__name__}; a pass "
                             f"returns None (changed in place) or a Graph")
         graph = result
-    targets = _log_targets()
-    if targets and ("all" in targets or entry.name in targets):
-        text = f"graph after {entry.name} ({entry.stage}):\n{graph}"
-        if logger.hasHandlers():
-            logger.info(text)
-        else:
-            print(text, file=sys.stderr)
+    if log_enabled(entry.name):
+        emit_log(logger, f"graph after {entry.name} ({entry.stage}):\n{graph}")
     return graph

@@ -33,28 +33,39 @@ written at its first use. Nodes holding state (``prim::DifferentiableGraph``,
 ``prim::FusionGroup``, ``prim::PythonOp``) run through ops built once per plan
 (``interpreter.runtime_op``), taking and returning Tensors.
 
-Errors: a kernel called on arrays does not check its operands as the op's wrapper does.
-So an array-mode plan's body sits in one ``try`` (free until something raises, Python
->= 3.11), and its handler, ``plan_array_mode.raise_as_eager``, raises the error eager
-mode would when an array-mode line raised (see "Errors" in that module's doc).
+Errors: a plan raises what eager mode raises for the same call, with a PEP 678 note
+naming the user's line the node was traced at (``in the traced code at repro.py:12
+(ember::add)``). Every plan's body sits in one ``try`` (free until something raises,
+Python >= 3.11) whose handler, ``_raise_as_eager``, finds the node of the line that
+raised. A tensor-mode line raised the wrapper's own error: it gets the note. A kernel
+called on arrays does not check its operands as the op's wrapper does, so for an
+array-mode line the handler runs the wrapper on the same operands and raises its error
+instead (``plan_array_mode.eager_error``). An error from a nested plan (a
+DifferentiableGraph's ``f``) already has its note; one from a subgraph the interpreter ran
+(an unfused FusionGroup) is unwrapped from its ``JitRuntimeError``. Each plan's source is
+in ``linecache`` under ``plan.filename`` (``<ember-plan-3>``), so tracebacks show its lines.
 
 Reference: PyTorch's ``ExecutionPlan`` (``graph_executor.h``), torch.fx ``GraphModule``
 code generation.
 """
 from __future__ import annotations
 
+import itertools
 import keyword
+import linecache
+import weakref
 from functools import partial
+from types import TracebackType
 from typing import Optional
 
 from .. import dispatch as _d
 from ..backends import registry as _registry
-from .interpreter import runtime_op
+from .interpreter import JitRuntimeError, add_location, is_located, runtime_op
 from .ir_types import ListType, TensorType
 from .kinds import prim
 from .op_registry import is_op_kind, op_info
-from .plan_array_mode import (IDENT, Unsupported, emit_array_op, is_tensor, is_tensor_list,
-                              raise_as_eager)
+from .plan_array_mode import (IDENT, Unsupported, eager_error, emit_array_op, is_tensor,
+                              is_tensor_list)
 
 __all__ = ["ExecutionPlan"]
 
@@ -72,6 +83,7 @@ class _Emitter:
         self.n_globals = 0
         self.runtime_ops: list = []  # (node, op) for nodes that run through a built op
         self.array_lines: dict = {}  # index in lines -> (OpInfo, operands) of an array node
+        self.line_nodes: dict = {}  # index in lines -> the node that line runs (for errors)
 
     # -- names -----------------------------------------------------------------------------
     def name(self, v) -> str:
@@ -158,6 +170,13 @@ class _Emitter:
             self.node(n, indent)
 
     def node(self, n, indent: str) -> None:
+        """Write node ``n``, noting it as the node of every line written (for errors)."""
+        start = len(self.lines)
+        self.emit_node(n, indent)
+        for i in range(start, len(self.lines)):  # lines of nested nodes keep their own
+            self.line_nodes.setdefault(i, n)
+
+    def emit_node(self, n, indent: str) -> None:
         kind = n.kind
         if kind == prim.Constant:
             v = n.output()
@@ -294,6 +313,60 @@ class _Emitter:
             self.define(o, k)
 
 
+_plan_numbers = itertools.count(1)
+
+
+def _register_source(filename: str, code: str, fn) -> None:
+    """Put a plan's source in ``linecache`` under its ``<ember-plan-N>`` filename, as
+    torch.fx does, so tracebacks and ``inspect.getsource(plan.fn)`` show its lines. The
+    entry goes when ``fn`` is collected; a live traceback keeps ``fn`` (its frame's
+    globals hold it), so its source stays readable as long as the traceback is."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
+
+
+def _raise_as_eager(table: dict, err: BaseException, env: dict) -> None:
+    """The handler of every plan, called with ``table`` (plan line -> (node, how to rerun
+    it on Tensors, or None)), the exception ``err`` the plan caught and the plan's
+    locals. Raises eager mode's error in place of ``err``, or returns (having added the
+    node's location note to ``err``) for the plan to re-raise ``err``, which then already
+    is eager's error (see "Errors" in the module doc)."""
+    tb = err.__traceback__
+    entry = table.get(tb.tb_lineno) if tb is not None else None
+    if isinstance(err, JitRuntimeError) and err.__cause__ is not None:
+        # the interpreter ran a subgraph (an unfused FusionGroup) through the op wrappers:
+        # the cause is eager mode's error; the interpreter's wrapping is not
+        cause = err.__cause__
+        node = err.node if err.node is not None else entry[0] if entry else None
+        if node is not None:
+            add_location(cause, node)
+        inner = cause.__traceback__
+        outer = []  # err's frames from the plan's line down to where cause was caught
+        while tb is not None and (inner is None or tb.tb_frame is not inner.tb_frame):
+            outer.append(tb)
+            tb = tb.tb_next
+        raise cause.with_traceback(_through(outer, inner)) from None
+    if entry is None or is_located(err):  # an inner plan (a DifferentiableGraph's) did it
+        return
+    node, rerun = entry
+    if rerun is not None:  # an array-mode line: its kernel does not check as the wrapper
+        eager = eager_error(rerun, env, tb.tb_frame.f_globals)
+        if eager is not None:
+            add_location(eager, node)
+            # from the plan's line to the wrapper's frames (eager_error's own left out)
+            inner = eager.__traceback__.tb_next if eager.__traceback__ else None
+            raise eager.with_traceback(_through([tb], inner)) from None
+    add_location(err, node)
+
+
+def _through(entries: list, inner: Optional[TracebackType]) -> Optional[TracebackType]:
+    """A traceback through the frames of ``entries`` (traceback entries, outermost first)
+    and on into ``inner``: tracebacks then show the plan's line that raised."""
+    for e in reversed(entries):
+        inner = TracebackType(inner, e.tb_frame, e.tb_lasti, e.tb_lineno)
+    return inner
+
+
 class ExecutionPlan:
     """A compiled graph: ``plan.run(inputs) -> tuple of outputs`` (Tensors and values).
 
@@ -301,7 +374,8 @@ class ExecutionPlan:
         graph: the optimized graph (value types should be complete where array mode is
             wanted; unknown types make nodes run in tensor mode).
         array_mode: whether no gradient can be needed, so kernels may run on arrays.
-    Attributes: ``graph``, ``code`` (the generated source), ``fn`` (the function).
+    Attributes: ``graph``, ``code`` (the generated source), ``fn`` (the function),
+    ``filename`` (``<ember-plan-N>``: the name ``code`` has in ``linecache``).
     Raises NotImplementedError for a node kind it cannot run (a ``prim::GradOf`` left
     unlowered). Running it raises what eager mode would (see "Errors" in the module doc).
     """
@@ -318,18 +392,19 @@ class ExecutionPlan:
         ret = "(" + ", ".join(rets) + ("," if len(rets) == 1 else "") + ")"
         body = em.lines + [f"    return {ret}"]
         # NOTE: line 1 is the def, line 2 the try (see "Errors" in the module doc)
-        array_lines = {i + 3: entry for i, entry in em.array_lines.items()}
-        if array_lines:
-            body = ["    try:"] + ["    " + line for line in body] + [
-                "    except Exception as _e:", "        _raise_as_eager(_e, locals())",
-                "        raise"]
+        table = {i + 3: (n, em.array_lines.get(i)) for i, n in em.line_nodes.items()}
+        body = ["    try:"] + ["    " + line for line in body] + [
+            "    except Exception as _e:", "        _raise_as_eager(_e, locals())",
+            "        raise"]
         self.code = f"def plan({', '.join(params)}):\n" + "\n".join(body) + "\n"
+        self.filename = f"<ember-plan-{next(_plan_numbers)}>"
         # __name__: numpy's floating-point warnings attributed to plans are ignored, as for
         # the kernels eager calls (ember.backends.kernels' filter)
-        ns = dict(em.globals, _raise_as_eager=partial(raise_as_eager, array_lines),
+        ns = dict(em.globals, _raise_as_eager=partial(_raise_as_eager, table),
                   __name__="ember.jit.generated")
-        exec(compile(self.code, "<ember.jit plan>", "exec"), ns)  # noqa: S102 - generated
+        exec(compile(self.code, self.filename, "exec"), ns)  # noqa: S102 - generated
         self.fn = ns["plan"]
+        _register_source(self.filename, self.code, self.fn)
         self.runtime_ops = em.runtime_ops
 
     def run(self, inputs) -> tuple:

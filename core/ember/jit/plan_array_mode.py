@@ -22,9 +22,9 @@ ufunc is called directly (``v2 = _np_multiply_1(x_a, y_a)``; ``plan.py``'s examp
 Errors: a kernel called on arrays does not check its operands as the op's wrapper does
 (numpy says "operands could not be broadcast together" where eager ember raises
 ShapeError). So :func:`emit_array_op` records, per line it writes, how to call the op's
-wrapper on the same operands; an array-mode plan's body sits in one ``try`` (free until
-something raises, Python >= 3.11), and :func:`raise_as_eager` runs that wrapper when an
-array-mode line raised, to raise the error eager mode would, with its message.
+wrapper on the same operands, and when such a line raises, the plan's handler
+(``plan._raise_as_eager``) asks :func:`eager_error` for the error the wrapper raises on
+them, eager mode's error with its message, and raises that instead.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from .ir_types import ListType, TensorType
 from .kinds import prim
 from .op_registry import op_info
 
-__all__ = ["Unsupported", "emit_array_op", "raise_as_eager", "is_tensor", "is_tensor_list"]
+__all__ = ["Unsupported", "emit_array_op", "eager_error", "is_tensor", "is_tensor_list"]
 
 #: What may not appear in a generated Python name (plan.py names values with it too).
 IDENT = re.compile(r"[^0-9a-zA-Z_]")
@@ -87,7 +87,7 @@ def _convert_arg(a, value, op: str, pos: int):
 def emit_array_op(em, n, indent: str) -> None:
     """Write op node ``n`` as a kernel (or ufunc) call on arrays into emitter ``em``
     (``plan._Emitter``: its ``lines``, ``const``, ``define``, ``as_array``), and note the
-    line in ``em.array_lines`` for :func:`raise_as_eager`. Raises :class:`Unsupported`,
+    line in ``em.array_lines`` for :func:`eager_error`. Raises :class:`Unsupported`,
     having written nothing, when the node cannot run in array mode."""
     info = op_info(n.kind)
     nf = info.nf
@@ -174,7 +174,7 @@ def emit_array_op(em, n, indent: str) -> None:
 
 def _note_array_line(em, n, info, backend, indent: str) -> None:
     """Remember how to call the op's wrapper on the operands of the array-mode line
-    just written, for :func:`raise_as_eager`: an ``_Operand`` per array operand, the
+    just written, for :func:`eager_error`: an ``_Operand`` per array operand, the
     unconverted constant for any other argument (``emit_array_op`` admits no other)."""
     line = len(em.lines) - 1  # (the operands are arrays already: nothing is emitted)
     operands = []
@@ -231,32 +231,30 @@ def _constant(v):
 
 @dataclass(frozen=True)
 class _Operand:
-    """An array operand of an array-mode line: the local holding it, and how to wrap it."""
+    """An array operand of an array-mode line: the name holding it (a local of the plan, or
+    one of its globals for a constant), and how to wrap it."""
     name: str
     is_list: bool
     backend: object
 
-    def tensor(self, env: dict):
-        arr = env[self.name]
+    def tensor(self, env: dict, globals_: dict):
+        arr = env[self.name] if self.name in env else globals_[self.name]
         if self.is_list:
             return [None if x is None else _d.wrap(x, self.backend) for x in arr]
         return _d.wrap(arr, self.backend)
 
 
-def raise_as_eager(array_lines: dict, err: BaseException, env: dict) -> None:
-    """Called by a plan with the exception ``err`` it caught and its locals: when an
-    array-mode line (``array_lines``: line number -> (OpInfo, operands)) raised it, run that
-    node's op wrapper on the same operands, as eager mode would, and raise the wrapper's
-    error (a ShapeError where numpy said "could not be broadcast") in place of ``err``.
-    Returns, for the plan to re-raise ``err``, when a tensor-mode line raised it (that
-    error already is eager's) or when the wrapper accepts the operands."""
-    tb = err.__traceback__
-    entry = array_lines.get(tb.tb_lineno) if tb is not None else None
-    if entry is None:
-        return
-    info, operands = entry
-    args = [a.tensor(env) if a.__class__ is _Operand else a for a in operands]
+def eager_error(rerun, env: dict, globals_: dict) -> Optional[Exception]:
+    """The error the op's wrapper raises on the operands of an array-mode line (``rerun``:
+    the ``(OpInfo, operands)`` :func:`emit_array_op` noted), or None if it accepts them.
+    ``env`` and ``globals_``: the plan's locals and globals when the line raised."""
+    info, operands = rerun
+    try:
+        args = [a.tensor(env, globals_) if a.__class__ is _Operand else a for a in operands]
+    except (KeyError, TypeError):  # NOTE: no operands to rerun on: keep the kernel's error
+        return None
     try:
         info.call(*args)
-    except Exception as eager:
-        raise eager from None  # the kernel's error says less than the wrapper's
+    except Exception as eager:  # noqa: BLE001 - whatever eager mode raises is the answer
+        return eager
+    return None

@@ -34,6 +34,7 @@ from .ir import Graph, constant_type_or_none
 from .ir_types import ListType, TensorType
 from .kinds import prim
 from .op_registry import op_info
+from .symbolic_sizes import concrete, encode_symbolic, has_symbolic
 from .tracing_state import STATE
 
 __all__ = ["TracingState", "TracerWarning", "record_op", "record_python_op", "pause",
@@ -55,6 +56,33 @@ class TracingState:
         self.graph = graph if graph is not None else Graph()
         self.env: dict[int, tuple] = {}
         self.scope: list[str] = []
+        # sizes (symbolic_sizes.py): graph inputs by tensor id -> (tensor, flat index), the
+        # guards the trace depends on, and where a guard on an unexpressible size pinned
+        # every input size (None while none did)
+        self.inputs: dict[int, tuple] = {}
+        self.guards: list = []
+        self.pinned: Optional[str] = None
+
+    def set_input(self, t, v, index: int) -> None:
+        """Record that Tensor ``t`` is graph input ``index`` held by Value ``v``."""
+        self.set_value(t, v)
+        self.inputs[id(t)] = (t, index)
+
+    def input_index(self, t) -> Optional[int]:
+        """The flat input index of Tensor ``t``, or None when it is not a graph input."""
+        hit = self.inputs.get(id(t))
+        return hit[1] if hit is not None and hit[0] is t else None
+
+    def add_guard(self, guard) -> None:
+        """Record a :class:`~ember.jit.symbolic_sizes.Guard` (once per expression)."""
+        if all(g.expr != guard.expr for g in self.guards):
+            self.guards.append(guard)
+
+    def pin_all_sizes(self, where: Optional[str]) -> None:
+        """A guard on a size the inputs cannot express: the trace holds for the traced
+        input sizes only."""
+        if self.pinned is None:
+            self.pinned = where or "<unknown>"
 
     def set_value(self, t, v) -> None:
         """Record that Tensor ``t`` is held by Value ``v`` from now on."""
@@ -89,6 +117,8 @@ class TracingState:
         from ..tensor import Tensor
         if isinstance(x, Tensor):
             return self.value_of(x)
+        if has_symbolic(x):
+            return encode_symbolic(x, self)
         if isinstance(x, (list, tuple)) and x and any(isinstance(i, Tensor) for i in x):
             vals = [self.encode(i) for i in x]
             n = self.graph.create(prim.ListConstruct, vals)
@@ -130,6 +160,11 @@ def _states() -> list:
     if getattr(STATE.local, "paused", False):
         return []
     return list(getattr(STATE.local, "stack", ()) or ())
+
+
+def user_location() -> Optional[str]:
+    """``file:line`` of the innermost frame outside ember (the user's line), or None."""
+    return _user_location()
 
 
 def _user_location() -> Optional[str]:
@@ -195,11 +230,20 @@ def record_op(kind: str, fn, args: tuple, kwargs: dict):
     states = _states()
     info = op_info(kind)
     marks = [s.graph.block.return_node.prev for s in states]
-    STATE.local.skip = True
+    local = STATE.local
+    # the op itself runs on plain ints: the node below records the sizes symbolically, and
+    # comparisons inside the op must not become guards (NOTE: in_op also stops Tensor.shape
+    # from giving SymInts to the op's insides)
+    cargs, ckwargs = args, kwargs
+    if has_symbolic(args) or has_symbolic(tuple(kwargs.values())):
+        cargs, ckwargs = concrete(args), {k: concrete(v) for k, v in kwargs.items()}
+    local.skip = True
+    local.in_op = getattr(local, "in_op", 0) + 1
     try:
-        result = fn(*args, **kwargs)
+        result = fn(*cargs, **ckwargs)
     finally:
-        STATE.local.skip = False
+        local.skip = False
+        local.in_op -= 1
     values = _schema_values(info, args, kwargs)
     out_kw = kwargs.get("out")
     loc = _user_location()

@@ -23,6 +23,7 @@ except the kernel, which the Type caches. ``source_of(name)`` returns the text f
 """
 from __future__ import annotations
 
+import linecache
 from collections import namedtuple
 
 from .native import DIM_ARG_NAMES, NativeFunction
@@ -421,6 +422,9 @@ def compile_functions(nfs: list[NativeFunction], derivs: dict | None = None) -> 
             ns.update(extra)
             filename = f"<ember.ops generated: {name} from {nf.location}>"
             exec(compile(src, filename, "exec"), ns)  # noqa: S102 - generated from the yaml
+            # tracebacks and inspect.getsource show the wrapper's lines (as torch.fx's
+            # generated code); one entry per wrapper, kept as long as the process
+            linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
             fn = ns[name]
             ns[f"_wrapper_{name}"] = fn   # what its trace hook calls (see _trace_hook)
             fn.__module__ = "ember"

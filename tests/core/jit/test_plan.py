@@ -346,9 +346,10 @@ def test_errors_of_wrapper_nodes_pass_through_unchanged():
     assert _error_of(plan.run, [[x, w]]) == _error_of(E.nn.functional.linear, [x, w])
 
 
-def test_only_array_mode_plans_with_kernel_calls_get_the_error_handler():
-    assert "except Exception" in ExecutionPlan(parse_ir(CHAIN), array_mode=True).code
-    assert "try:" not in ExecutionPlan(parse_ir(CHAIN), array_mode=False).code
+def test_every_plan_gets_the_error_handler():
+    # tensor-mode plans too: their errors get the user's traced line (test_plan_errors.py)
+    for array_mode in (True, False):
+        assert "except Exception" in ExecutionPlan(parse_ir(CHAIN), array_mode=array_mode).code
     x, y, xn, yn = inputs()
     (e,) = ExecutionPlan(parse_ir(CHAIN), array_mode=True).run([x, y])
     assert_close(e, np.exp(np.sin(xn * yn + 1) - xn), rtol=1e-5, atol=1e-6)

@@ -47,6 +47,10 @@ def _broadcast(a, b) -> list:
     return [x if y == 1 else y for x, y in zip(a, b)]
 
 
+# NOTE: ``indices`` below is a normalized index in either spelling: eager autograd saves
+# the kernels' tuple, the JIT's AutogradFormula passes the traced list with Tensors
+# (``ember._indexing.kernel_index``, which index_put_normalized applies itself).
+
 def index_backward(grad, shape, indices):
     """``t[indices]``: the gradient put back at ``indices`` (repeats accumulate)."""
     from ..._indexing import index_put_normalized
@@ -65,5 +69,6 @@ def index_put_self_backward(grad, indices, accumulate):
 def index_put_values_backward(grad, indices):
     """``t[indices] = v`` w.r.t. ``v``: the gradient at ``indices`` (summed to ``v``'s shape
     by the engine)."""
-    from ..._indexing import basic_index, index_normalized
+    from ..._indexing import basic_index, index_normalized, kernel_index
+    indices = kernel_index(indices)
     return index_normalized(grad, indices, basic_index(indices))

@@ -8,8 +8,10 @@ order (PyTorch's fused kernels give the same values).
 batch_norm in training mode also updates ``running_mean`` / ``running_var`` in place
 under no_grad, ``running = (1 - momentum) * running + momentum * batch``, with the
 unbiased batch variance (n / (n - 1) times the biased one) going into running_var, as
-PyTorch does. The op's arguments follow ``torch.nn.functional.batch_norm``'s order
-(input, running_mean, running_var, weight, bias, training, momentum, eps), not aten's.
+PyTorch does. The batch statistics are detached first: a trace does not record grad
+mode, and the detach is what keeps a traced update from giving the buffers history. The
+op's arguments follow ``torch.nn.functional.batch_norm``'s order (input, running_mean,
+running_var, weight, bias, training, momentum, eps), not aten's.
 
 rms_norm, instance_norm and local_response_norm are plain functions of ember ops (not
 declared ops, so a trace records the ops they are made of). rms_norm and instance_norm
@@ -100,6 +102,10 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                              f"batch, or evaluation mode (training=False)")
         dims = (0,) + tuple(range(2, input.ndim))
         y, mean, var = _normalize(input, dims, eps)
+        # NOTE: a trace does not record grad mode, so the no_grad alone would be lost and a
+        # replay with grad on would give the buffers history (they would then require
+        # grad); the detach keeps "no gradient into the buffers" in the data flow itself.
+        mean, var = mean.detach(), var.detach()
         with E.no_grad():
             if running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
@@ -256,6 +262,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     stat_shape = (1, c) + (1,) * (input.ndim - 2)
     if use_input_stats:
         y, mean, var = _normalize(x, tuple(range(2, input.ndim)), eps)
+        mean, var = mean.detach(), var.detach()  # a trace drops no_grad (see batch_norm)
         with E.no_grad():
             if running_mean is not None and input.shape[0]:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(-1, c).mean(0) * momentum)

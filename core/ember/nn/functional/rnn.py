@@ -7,125 +7,19 @@ autograd (to any order) and the tracer see through them.
 
 Each cell is split in two: the input projection ``x @ W_ih.T + b_ih``, which does not
 depend on the hidden state, and a ``_*_step`` that adds the recurrent part. The stacked
-layers of ``nn.RNN`` / ``LSTM`` / ``GRU`` (``_rnn_layers``, PyTorch's ``_VF.lstm`` and
-kin) compute the projection for all time steps in one matmul per layer and direction and
-then call the ``_*_step`` functions, one per step, on padded or packed batches.
+layers of ``nn.RNN`` / ``LSTM`` / ``GRU`` (the composite ops ``ember.lstm``, ``gru``,
+``rnn_tanh``, ``rnn_relu`` of ``rnn_layers.py``, PyTorch's ``_VF.lstm`` and kin) compute
+the projection for all time steps in one matmul per layer and direction and then call the
+same ``_*_step`` functions, one per step.
 """
 from __future__ import annotations
 
-import ember as E
 from ember.errors import ShapeError
 
-from .dropout import dropout as _dropout
 from .linear import linear
+from .rnn_layers import _gru_step, _in_proj, _lstm_step, _rnn_step
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"]
-
-
-def _in_proj(input, w_ih, b_ih, b_hh):
-    """``input @ w_ih.T`` plus both biases: outside a nonlinearity they only add, so
-    folding ``b_hh`` in here saves an add per time step (not for the GRU's n gate)."""
-    if b_ih is None or b_hh is None:
-        bias = b_ih if b_hh is None else b_hh
-    else:
-        bias = b_ih + b_hh
-    return linear(input, w_ih, bias)
-
-
-def _rnn_step(gi, h, w_hh, nonlinearity):
-    """``act(gi + h @ w_hh.T)``; ``gi`` is the input projection with both biases."""
-    pre = E.addmm(gi, h, w_hh.t())
-    return E.tanh(pre) if nonlinearity == "tanh" else E.relu(pre)
-
-
-def _lstm_step(gi, h, c, w_hh, w_hr=None):
-    """One LSTM step from the input projection ``gi`` (both biases in); gate order i, f,
-    g, o. ``w_hr`` projects the new hidden state (``proj_size``); returns ``(h', c')``."""
-    i, f, g, o = E.addmm(gi, h, w_hh.t()).chunk(4, 1)
-    c = E.sigmoid(f) * c + E.sigmoid(i) * E.tanh(g)
-    h = E.sigmoid(o) * E.tanh(c)
-    return (h if w_hr is None else E.matmul(h, w_hr.t())), c
-
-
-def _gru_step(gi, h, w_hh, b_hh):
-    """One GRU step from the input projection ``gi`` (``b_ih`` in, ``b_hh`` not: the n
-    gate scales ``h @ W_hn.T + b_hn`` by r); gate order r, z, n."""
-    i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = linear(h, w_hh, b_hh).chunk(3, 1)
-    r = E.sigmoid(i_r + h_r)
-    z = E.sigmoid(i_z + h_z)
-    n = E.tanh(i_n + r * h_n)
-    return n + z * (h - n)  # (1 - z) * n + z * h, one multiply fewer
-
-
-def _direction(mode, steps, weights, h, c, reverse: bool):
-    """One layer in one direction: the ``_*_step`` over the input projections ``steps``
-    (one ``(b_t, G)`` tensor a time step) from the state ``h`` (and ``c``) ``(B, H)``;
-    returns the per-step outputs in time order and the final state.
-
-    A packed batch runs only its first ``b_t`` sequences at step t (``b_t`` does not
-    increase with t); the others keep their state, which makes it the final state of a
-    sequence that has ended and the initial one of a reversed sequence yet to start.
-    """
-    w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    ys = [None] * len(steps)
-    for t in (range(len(steps) - 1, -1, -1) if reverse else range(len(steps))):
-        g, b = steps[t], steps[t].shape[0]
-        h_t, c_t = (h, c) if b == h.shape[0] else (h[:b], None if c is None else c[:b])
-        if mode == "LSTM":
-            h_t, c_t = _lstm_step(g, h_t, c_t, w_hh, w_hr)
-        elif mode == "GRU":
-            h_t = _gru_step(g, h_t, w_hh, b_hh)
-        else:
-            h_t = _rnn_step(g, h_t, w_hh, "tanh" if mode == "RNN_TANH" else "relu")
-        ys[t] = h_t
-        if b == h.shape[0]:
-            h, c = h_t, c_t
-        else:
-            h = E.cat([h_t, h[b:]], 0)
-            c = None if c is None else E.cat([c_t, c[b:]], 0)
-    return ys, h, c
-
-
-def _rnn_layers(mode, x, batch_sizes, h0, c0, weights, num_layers: int,
-                bidirectional: bool, dropout: float, training: bool):
-    """The stacked recurrent layers, as PyTorch's ``_VF.rnn_tanh`` / ``lstm`` / ``gru``.
-
-    Args:
-        mode: ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or ``'GRU'``.
-        x: time-major ``(L, N, H_in)``, or with ``batch_sizes`` (a list of ints) packed
-            data ``(sum(batch_sizes), H_in)``.
-        h0, c0: ``(D * num_layers, N, H)``; ``c0`` None unless LSTM.
-        weights: per layer and direction (index ``layer * D + direction``) the tuple
-            ``(w_ih, w_hh, b_ih, b_hh, w_hr)``, None for the absent ones.
-        dropout, training: dropout on every layer's output but the last's, if training.
-    Returns ``(output, h_n, c_n)``: output like ``x`` with ``D * H_out`` features,
-    ``h_n``/``c_n`` like ``h0``/``c0``.
-    """
-    num_directions = 2 if bidirectional else 1
-    h0 = h0.unbind(0)
-    c0 = c0.unbind(0) if c0 is not None else [None] * len(h0)
-    h_n, c_n = [], []
-    for layer in range(num_layers):
-        outs = []
-        for d in range(num_directions):
-            k = layer * num_directions + d
-            w_ih, w_hh, b_ih, b_hh, _ = weights[k]
-            # NOTE: the input projection of all time steps is one matmul; only the
-            # recurrent part is left inside the loop.
-            if mode == "GRU":
-                gi = linear(x, w_ih, b_ih)
-            else:
-                gi = _in_proj(x, w_ih, b_ih, b_hh)
-            steps = gi.unbind(0) if batch_sizes is None else gi.split(batch_sizes, 0)
-            ys, h, c = _direction(mode, steps, weights[k], h0[k], c0[k], reverse=d == 1)
-            outs.append(E.stack(ys, 0) if batch_sizes is None else E.cat(ys, 0))
-            h_n.append(h)
-            c_n.append(c)
-        x = outs[0] if num_directions == 1 else E.cat(outs, -1)
-        if training and dropout > 0 and layer < num_layers - 1:
-            x = _dropout(x, dropout, True)
-    return x, E.stack(h_n, 0), (E.stack(c_n, 0) if mode == "LSTM" else None)
 
 
 def _check_dtype(op: str, what: str, t, w) -> None:

@@ -272,10 +272,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         recompute_scale_factor = True
     if scales is not None:
         if recompute_scale_factor:
-            output_size = [math.floor(float(n) * s) for n, s in zip(input.shape[2:], scales)]
+            output_size = [math.floor(n * s) for n, s in zip(input.shape[2:], scales)]
             scales = None
         else:  # aten's compute_output_size truncates toward zero
-            output_size = [int(n * s) for n, s in zip(input.shape[2:], scales)]
+            # math.trunc, not int(): a traced size stays symbolic (jit/symbolic_sizes.py)
+            output_size = [math.trunc(n * s) for n, s in zip(input.shape[2:], scales)]
     scales = scales or [None] * max(dim, 0)
     if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "

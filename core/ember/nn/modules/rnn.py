@@ -9,10 +9,15 @@ gates i, f, g, o) or 3 (GRU, gates r, z, n); ``in`` is ``input_size`` for layer 
 ``D * H_out`` above it (``D`` = 2 if bidirectional, ``H_out`` = ``proj_size`` or
 ``hidden_size``). All are initialised U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
 
-The layers run on the ember ops of ``nn.functional.rnn``: per layer and direction one
-matmul projects the input of every time step, then a Python loop runs the recurrent
-steps, so autograd and ``ember.jit.trace`` (which unrolls the loop) see every op. A
-``PackedSequence`` input (``nn.utils.rnn``) runs each sequence for its own length only.
+The layers call the composite ops ``ember.lstm``, ``gru``, ``rnn_tanh`` and ``rnn_relu``
+(``nn.functional.rnn_layers``, PyTorch's ``_VF.lstm`` and kin) with the parameters in
+PyTorch's flat order: per layer and direction one matmul projects the input of every time
+step, then a Python loop runs the recurrent steps. Autograd sees every op inside; a trace
+(``ember.jit.trace``, ONNX export) records one node per call, so the traced layer runs any
+sequence length and batch size. Without ``hx`` the module passes no state (``[]`` /
+None) and the op makes zeros of the run-time batch. A ``PackedSequence`` input
+(``nn.utils.rnn``) runs each sequence for its own length only, on the same step functions
+in a Python loop here (a trace unrolls it for the traced batch sizes).
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from ember.errors import ShapeError
 
 from ... import factories as _f
 from .. import init
-from ..functional.rnn import _rnn_layers
+from ..functional.rnn_layers import _rnn_layers
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -160,7 +165,7 @@ class RNNBase(Module):
     def _states(self, hx: tuple, what: tuple, batched: bool, batch: int, x, order) -> list:
         """The initial states: each given one (named as ``what``) checked as PyTorch
         does, with its batch dim added if unbatched and its batch put in the packed
-        ``order``; zeros for the others."""
+        ``order``; None for the others (the ops make zeros of the run-time batch)."""
         given = [h for h in hx if h is not None]
         dims = 3 if batched else 2
         if any(h.ndim != dims for h in given):
@@ -172,10 +177,10 @@ class RNNBase(Module):
         sizes = [self.proj_size or self.hidden_size, self.hidden_size]
         states = []
         for k, h in enumerate(hx):
-            expected = (layers, batch, sizes[k])
             if h is None:
-                states.append(_f.zeros(*expected, dtype=x.dtype, device=x.device))
+                states.append(None)
                 continue
+            expected = (layers, batch, sizes[k])
             h = h if batched else h.unsqueeze(1)
             if tuple(h.shape) != expected:
                 label = f"hidden[{k}] size" if len(hx) == 2 else "hidden size"
@@ -186,29 +191,29 @@ class RNNBase(Module):
             states.append(h if order is None else h.index_select(1, order))
         return states
 
-    def _forward(self, input, hx: tuple, what: tuple):
-        """Check ``input`` (a tensor or a PackedSequence) and the initial states ``hx``
-        (None or tensors, named as ``what`` in errors), run the layers and give the
-        results the input's layout. Returns ``(output, [h_n] or [h_n, c_n])``."""
-        cls = type(self).__name__
-        packed = isinstance(input, PackedSequence)
-        if packed:
-            x, batch_sizes, order, unorder = input
-            self._check_input(x, packed=True)
-            batch_sizes = batch_sizes.tolist()
-            batched, batch = True, batch_sizes[0]
-        else:
-            if not isinstance(input, E.Tensor) or input.ndim not in (2, 3):
-                got = f"{input.ndim}D" if isinstance(input, E.Tensor) else type(input).__name__
-                raise ShapeError(f"{cls}: Expected input to be 2D or 3D, got {got} instead")
-            self._check_input(input, packed=False)
-            batch_sizes, order, unorder, batched = None, None, None, input.ndim == 3
-            x = input if batched else input.unsqueeze(0 if self.batch_first else 1)
-            x = x.transpose(0, 1) if self.batch_first else x
-            if x.shape[0] == 0:
-                raise ShapeError("Expected sequence length to be larger than 0 in RNN")
-            batch = x.shape[1]
-        states = self._states(hx, what, batched, batch, x, order)
+    def _run_op(self, x, states: list):
+        """One call of ``ember.lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu`` on the
+        (batched) input ``x``; returns ``(output, [h_n] or [h_n, c_n])``."""
+        params = [getattr(self, n) for n in self._flat_weights_names]
+        flags = (self.bias, self.num_layers, self.dropout, self.training, self.bidirectional,
+                 self.batch_first)
+        if self.mode == "LSTM":
+            # NOTE: no states -> [] rather than zeros here: zeros sized by this call's
+            # batch would become a constant of a trace
+            hx = [] if states[0] is None else states
+            out, h_n, c_n = E.lstm(x, hx, params, *flags)
+            return out, [h_n, c_n]
+        op = {"GRU": E.gru, "RNN_TANH": E.rnn_tanh, "RNN_RELU": E.rnn_relu}[self.mode]
+        out, h_n = op(x, states[0], params, *flags)
+        return out, [h_n]
+
+    def _run_packed(self, x, batch_sizes: list, states: list):
+        """The layers over packed data ``x`` with ``batch_sizes`` (a Python loop; a trace
+        unrolls it): returns ``(data, [h_n] or [h_n, c_n])``."""
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        sizes = [self.proj_size or self.hidden_size, self.hidden_size]
+        states = [_f.zeros(layers, batch_sizes[0], sizes[k], dtype=x.dtype, device=x.device)
+                  if h is None else h for k, h in enumerate(states)]
         num_directions = 2 if self.bidirectional else 1
         weights = [self._weights(layer, d) for layer in range(self.num_layers)
                    for d in range(num_directions)]
@@ -216,14 +221,34 @@ class RNNBase(Module):
                                     states[1] if len(states) == 2 else None, weights,
                                     self.num_layers, self.bidirectional, self.dropout,
                                     self.training)
-        finals = [h_n] if c_n is None else [h_n, c_n]
-        if packed:
+        return out, ([h_n] if c_n is None else [h_n, c_n])
+
+    def _forward(self, input, hx: tuple, what: tuple):
+        """Check ``input`` (a tensor or a PackedSequence) and the initial states ``hx``
+        (None or tensors, named as ``what`` in errors), run the layers and give the
+        results the input's layout. Returns ``(output, [h_n] or [h_n, c_n])``."""
+        cls = type(self).__name__
+        if isinstance(input, PackedSequence):
+            x, batch_sizes, order, unorder = input
+            self._check_input(x, packed=True)
+            batch_sizes = batch_sizes.tolist()
+            states = self._states(hx, what, True, batch_sizes[0], x, order)
+            out, finals = self._run_packed(x, batch_sizes, states)
             out = PackedSequence(out, input.batch_sizes, order, unorder)
             if unorder is not None:
                 finals = [f.index_select(1, unorder) for f in finals]
             return out, finals
-        if self.batch_first:
-            out = out.transpose(0, 1)
+        if not isinstance(input, E.Tensor) or input.ndim not in (2, 3):
+            got = f"{input.ndim}D" if isinstance(input, E.Tensor) else type(input).__name__
+            raise ShapeError(f"{cls}: Expected input to be 2D or 3D, got {got} instead")
+        self._check_input(input, packed=False)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(0 if self.batch_first else 1)
+        seq_dim, batch_dim = (1, 0) if self.batch_first else (0, 1)
+        if x.shape[seq_dim] == 0:
+            raise ShapeError("Expected sequence length to be larger than 0 in RNN")
+        states = self._states(hx, what, batched, x.shape[batch_dim], x, None)
+        out, finals = self._run_op(x, states)
         if not batched:
             out = out.squeeze(0 if self.batch_first else 1)
             finals = [f.squeeze(1) for f in finals]

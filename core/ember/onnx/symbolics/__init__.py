@@ -1,4 +1,4 @@
 """ember's own symbolic functions, one module per family of ops; importing this package
 registers them all (``registry.builtin``)."""
 from . import (activation, arithmetic, comparison, indexing, loss, matrix,  # noqa: F401
-               nn, pooling, reduction, resampling, shape, slicing, unary)
+               nn, pooling, reduction, resampling, rnn, shape, slicing, unary)
