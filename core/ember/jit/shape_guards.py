@@ -33,7 +33,10 @@ __all__ = ["Variant", "fingerprint", "input_shapes"]
 
 def input_shapes(flat) -> tuple:
     """``S``: each flat input's shape (a tuple), or None for a non-tensor input."""
-    return tuple(getattr(getattr(x, "_data", None), "shape", None) for x in flat)
+    try:  # NOTE: on every call of a traced function: the all-tensor case first
+        return tuple([x._data.shape for x in flat])
+    except AttributeError:
+        return tuple(getattr(getattr(x, "_data", None), "shape", None) for x in flat)
 
 
 def _const_key(v):

@@ -30,7 +30,7 @@ from .. import types as _t
 from .dtypes import to_onnx
 from .errors import OnnxExportError
 
-__all__ = ["OnnxValue", "GraphContext"]
+__all__ = ["OnnxValue", "SizeValue", "GraphContext", "takes_size_values", "traced_value"]
 
 
 class OnnxValue:
@@ -67,6 +67,60 @@ class OnnxValue:
     def __repr__(self) -> str:
         dt = self.dtype.name if self.dtype is not None else "?"
         return f"OnnxValue({self.name!r}, {dt}, {self.sizes})"
+
+
+class SizeValue(OnnxValue):
+    """A size computed at run time: a rank-0 int64 (or float64, for ``ember::mul.float``
+    and kin) value of the ONNX graph, made by ``ember::size`` of a dim that follows a
+    dynamic axis and by the int/float arithmetic on such sizes (``symbolics/sizes.py``).
+    Sizes that follow no dynamic axis stay Python numbers.
+
+    Attributes (besides OnnxValue's):
+        traced: the Python number seen when tracing.
+        source: ``(tensor name, dim)`` when the value is that dim's size as it is, else
+            None (a Reshape copies such a dim with 0 instead of reading it).
+    """
+
+    __slots__ = ("traced", "source")
+
+    def __init__(self, name: str, dtype, traced, source=None):
+        super().__init__(name, dtype, (), ())
+        self.traced, self.source = traced, source
+
+    def __repr__(self) -> str:
+        return f"SizeValue({self.name!r}, traced={self.traced!r}, source={self.source})"
+
+
+def takes_size_values(fn):
+    """Mark symbolic ``fn`` as taking :class:`SizeValue` s: in its size-list arguments
+    (``view``'s shape, ``zeros``' size, ``index``'s slice bounds) and int arguments. An
+    unmarked symbolic gets the traced numbers instead, with ``g.dynamic(i)`` saying which
+    follow a dynamic axis (and the export stops if it does not read them)."""
+    fn.takes_size_values = True
+    return fn
+
+
+def traced_value(v):
+    """``v`` with every SizeValue (also in lists, tuples and slices) replaced by its traced
+    number."""
+    if isinstance(v, SizeValue):
+        return v.traced
+    if isinstance(v, (list, tuple)):
+        return type(v)(traced_value(i) for i in v)
+    if isinstance(v, slice):
+        return slice(traced_value(v.start), traced_value(v.stop), traced_value(v.step))
+    return v
+
+
+def has_size_value(v) -> bool:
+    """Whether ``v`` is or holds (in a list, tuple or slice) a SizeValue."""
+    if isinstance(v, SizeValue):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(has_size_value(i) for i in v)
+    if isinstance(v, slice):
+        return any(has_size_value(i) for i in (v.start, v.stop, v.step))
+    return False
 
 
 class GraphContext:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..jit.ir_types import TensorType
 from ..jit.kinds import prim
-from .context import GraphContext, OnnxValue
+from .context import GraphContext, OnnxValue, SizeValue, has_size_value, traced_value
 from .dtypes import to_onnx
 from .errors import OnnxExportError, UnsupportedOperatorError
 from .registry import MIN_OPSET, lookup
@@ -191,6 +191,7 @@ def export_graph(graph, opset: int, input_names: list, output_names: list,
         graph_outputs.append(_value_info(name, v.type, axes))
         outputs.append(name)
 
+    _prune(g, outputs)
     onnx_graph = helper.make_graph(g.nodes, "ember_graph", graph_inputs, graph_outputs,
                                    initializer=list(g.initializers.values()))
     opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v)
@@ -204,6 +205,21 @@ def export_graph(graph, opset: int, input_names: list, output_names: list,
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise OnnxExportError(f"the ONNX checker rejects the exported model: {e}") from e
     return model
+
+
+def _prune(g: GraphContext, outputs: list) -> None:
+    """Drop the ONNX nodes nothing reads: a run-time size (``Shape`` + ``Gather``) that the
+    op taking it wrote another way (0 in a Reshape target, 1 in an Expand shape)."""
+    used = set(outputs)
+    read = {i for n in g.nodes for i in n.input}
+    keep = []
+    for n in reversed(g.nodes):
+        # NOTE: a Constant nothing ever read stays, as it always has (type_as's other)
+        if any(o in used for o in n.output) or \
+                (n.op_type == "Constant" and not read.intersection(n.output)):
+            used.update(n.input)
+            keep.append(n)
+    g.nodes[:] = keep[::-1]
 
 
 def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
@@ -221,9 +237,17 @@ def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
         else:
             env[v] = val
         return
+    if kind == prim.SliceConstruct:       # a slice bound that is a size (x[:n // 2])
+        env[node.output()] = slice(*(env[v] for v in node.inputs))
+        if has_size_value(env[node.output()]):
+            variation[node.output()] = True
+        return
     if kind in (prim.ListConstruct, prim.TupleConstruct):
         env[node.output()] = [env[v] for v in node.inputs]
-        varying = tuple(bool(variation.get(v)) and not isinstance(env[v], OnnxValue)
+        # a size item follows a dynamic axis when it is a run-time size, or a constant
+        # that changed in the second trace
+        varying = tuple(has_size_value(env[v]) or
+                        (bool(variation.get(v)) and not isinstance(env[v], OnnxValue))
                         for v in node.inputs)
         if any(varying):                  # a size list built from traced sizes
             variation[node.output()] = varying
@@ -258,6 +282,9 @@ def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
                 kind, f"ONNX export: no symbolic for {kind} at opset {g.opset}; {hint}",
                 node)
         fn = entry.fn
+    sized = getattr(fn, "takes_size_values", False)
+    if not sized:
+        ins = [_sizes_for(node, i, a, variation) for i, a in enumerate(ins)]
     templates = tuple(OnnxValue("", *_type_parts(o.type), variation.get(o))
                       for o in node.outputs)
     g._bind(node, templates, tuple(variation.get(v) for v in node.inputs))
@@ -269,7 +296,8 @@ def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
         raise OnnxExportError(f"the symbolic of {kind} failed: {type(e).__name__}: {e}",
                               node) from e
     for i, v in enumerate(node.inputs):
-        if v in variation and i not in g.acknowledged and not isinstance(ins[i], OnnxValue):
+        if v in variation and i not in g.acknowledged and not isinstance(ins[i], OnnxValue) \
+                and not (sized and has_size_value(ins[i])):
             g.fail(f"argument {i} ({ins[i]!r}) follows a dynamic axis, but the symbolic would "
                    f"bake it in; compute it from a tensor inside the model, or export "
                    f"without that dynamic axis")
@@ -282,11 +310,36 @@ def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
         templates = templates[:i] + (OnnxValue("", *_type_parts(o.type), variation[o]),) + \
             templates[i + 1:]
     for o, val, tmpl in zip(node.outputs, outs, templates):
-        if isinstance(val, OnnxValue):
+        if isinstance(val, OnnxValue) and not isinstance(val, SizeValue):
             if tmpl.dtype is not None and val.dtype is not None and val.dtype is not tmpl.dtype:
                 val = g.cast(val, tmpl.dtype)
             val = _annotated(val, tmpl)
         env[o] = val
+
+
+def _sizes_for(node, i: int, arg, variation: dict):
+    """Input ``i`` as a symbolic not marked ``takes_size_values`` takes it: a run-time size
+    passed where the schema takes a Tensor or Scalar stays a graph value (``x / x.size(1)``);
+    elsewhere it is the traced number, marked as following a dynamic axis (so the symbolic
+    handles it through ``g.dynamic(i)``, or the export stops rather than bake it in)."""
+    if not has_size_value(arg):
+        return arg
+    if isinstance(arg, SizeValue) and _formal(node.kind, i) in ("Tensor", "Scalar"):
+        return arg
+    v = node.inputs[i]
+    if v not in variation:
+        variation[v] = True if not isinstance(arg, (list, tuple)) else \
+            tuple(has_size_value(a) for a in arg)
+    return traced_value(arg)
+
+
+def _formal(kind: str, i: int):
+    """The schema type (``"Tensor"``, ``"int"``, ...) of input ``i`` of ``kind``, or None."""
+    from ..jit.op_registry import is_op_kind, op_info
+    if not is_op_kind(kind) or op_info(kind).schema is None:
+        return None
+    args = op_info(kind).schema.arguments
+    return args[i].type.base if i < len(args) and not args[i].type.is_list else None
 
 
 def _results(node, result) -> list:

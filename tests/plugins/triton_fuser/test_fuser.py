@@ -411,7 +411,9 @@ def test_shape_mismatch_raises_eager_error_and_keeps_the_kernel(fuser):
     traced = E.jit.trace(fn, (tensor(3, 4), tensor(3, 4)), check_trace=False)
     with pytest.raises(Exception, match="shapes do not broadcast") as fused:
         traced(tensor(3, 4), tensor(5, 4))
-    assert "ember::add" in str(fused.value)
+    # a new size is first checked by tracing again, so the error is eager's own, raised at
+    # the user's line before any kernel runs (jit/shape_guards.py)
+    assert type(fused.value).__name__ == "ShapeError"
     x, y = tensor(3, 4), tensor(3, 4)
     np.testing.assert_allclose(traced(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)
     kernels = [r for r in jit_fuser.fusion_fallbacks() if "kernel failed" in r.reason]

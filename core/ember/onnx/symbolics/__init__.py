@@ -2,3 +2,4 @@
 registers them all (``registry.builtin``)."""
 from . import (activation, arithmetic, comparison, indexing, loss, matrix,  # noqa: F401
                nn, pooling, reduction, resampling, rnn, shape, slicing, unary)
+from . import sizes  # noqa: F401,E402

@@ -64,8 +64,9 @@ def _need_sizes(g, x: OnnxValue) -> tuple:
 
 
 def _shape(g, x: OnnxValue, items) -> OnnxValue:
-    """The 1-D int64 shape of ``items`` (ints and ``_Dim`` of ``x``): a constant when every
-    size is static, else a ``Concat`` of constants and ``Shape`` slices of ``x``."""
+    """The 1-D int64 shape of ``items`` (ints, ``_Dim`` of ``x`` and rank-0 run-time
+    sizes, ``SizeValue``): a constant when every size is static, else a ``Concat`` of
+    constants, ``Shape`` slices of ``x`` and the run-time sizes unsqueezed to ``[1]``."""
     items = [x.sizes[it.j] if isinstance(it, _Dim) and not _dyn(x, it.j) else it
              for it in items]
     if all(isinstance(it, int) for it in items):
@@ -81,7 +82,10 @@ def _shape(g, x: OnnxValue, items) -> OnnxValue:
             dims.clear()
 
     for it in items:
-        if isinstance(it, int):
+        if isinstance(it, OnnxValue):     # a size computed at run time
+            flush()
+            parts.append(_unsqueeze(g, g.cast(it, _t.int64), [0]))
+        elif isinstance(it, int):
             if dims:
                 flush()
             ints.append(int(it))
@@ -119,7 +123,8 @@ def _reshape(g, x: OnnxValue, items) -> OnnxValue:
                 g.fail("a reshape to a size-0 dim needs opset_version >= 14 (Reshape's "
                        "allowzero)")
         return g.op("Reshape", x, g.ints(items), dtype=x.dtype)
-    if not zero and all(isinstance(it, int) or it.j == i for i, it in enumerate(items)):
+    if not zero and all(isinstance(it, int) or isinstance(it, _Dim) and it.j == i
+                        for i, it in enumerate(items)):
         target = [it if isinstance(it, int) else 0 for it in items]
         return g.op("Reshape", x, g.ints(target), dtype=x.dtype)
     allow = 1 if g.opset >= 14 and -1 not in ints else None

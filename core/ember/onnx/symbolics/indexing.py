@@ -40,7 +40,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import types as _t
-from ..context import OnnxValue
+from ..context import (OnnxValue, has_size_value, takes_size_values,
+                       traced_value)
 from ..registry import builtin
 from ._shapes import (INT64_MAX, _Dim, _dyn, _flags, _need_sizes, _norm, _perm, _reshape,
                       _shape, _sizes_of, _slice, _squeeze, _static, _typed, _unsqueeze)
@@ -50,8 +51,14 @@ def _slice_bounds(g, it: slice, n: int, dynamic: bool, dim_dynamic: bool) -> tup
     """(start, end) of a slice of ``x[...]`` as ONNX Slice bounds. A slice that follows a
     dynamic axis is accepted when it is along that dynamic dim and its one bound is the
     dim's traced size (the end)."""
-    lo = 0 if it.start is None else int(it.start)
-    hi = INT64_MAX if it.stop is None else int(it.stop)
+    lo = 0 if it.start is None else it.start
+    hi = INT64_MAX if it.stop is None else it.stop
+    if has_size_value(it):    # a bound computed in the graph (x[:x.size(0) // 2])
+        if isinstance(it.step, OnnxValue):
+            g.fail("index: a slice step computed from a size; ONNX Slice takes it, but "
+                   "ember's positive-step check cannot follow it. Use a constant step")
+        return lo, hi
+    lo, hi = int(lo), int(hi)
     if not dynamic:
         return lo, hi
     given = [b for b in (it.start, it.stop) if b is not None]
@@ -88,15 +95,15 @@ def _basic_index(g, x, indices, flags):
             drop.append(d)
             d += 1
         elif isinstance(it, slice):
-            n, step = sizes[d], it.step or 1
+            n, step = sizes[d], traced_value(it.step) or 1
             lo, hi = _slice_bounds(g, it, n, flag, dyn[d])
             if (lo, hi, step) != (0, INT64_MAX, 1):
                 starts.append(lo)
                 ends.append(hi)
                 steps.append(step)
                 axes.append(d)
-            out_sizes.append(len(range(n)[it]))
-            out_dyn.append(dyn[d])
+            out_sizes.append(len(range(n)[traced_value(it)]))
+            out_dyn.append(dyn[d] or has_size_value(it))
             d += 1
         else:   # an index tensor: an OnnxValue, or an array the tracer kept as it is
             v = it if isinstance(it, OnnxValue) else g.constant(np.asarray(it))
@@ -107,7 +114,10 @@ def _basic_index(g, x, indices, flags):
             d += k
     out_sizes += sizes[d:]
     out_dyn += dyn[d:]
-    if axes:
+    if axes and has_size_value(starts + ends):
+        x = g.op("Slice", x, _shape(g, None, starts), _shape(g, None, ends), g.ints(axes),
+                 g.ints(steps), dtype=x.dtype)
+    elif axes:
         x = _slice(g, x, starts, ends, axes, steps)
     if drop:
         x = _squeeze(g, x, drop)
@@ -163,6 +173,7 @@ def _gather_nd(g, v, tensors):
 
 
 @builtin("ember::index")
+@takes_size_values
 def index(g, x, indices):
     """``x[indices]`` (see ``ember/_indexing.py``: the normalized index: ints, slices with
     steps > 0, None, bools, index tensors)."""

@@ -30,6 +30,7 @@ import numpy as np
 
 from ... import types as _t
 from ...nn.functional.upsampling import _nearest_index   # ember's own rule, shared
+from ..context import OnnxValue, takes_size_values, traced_value
 from ..registry import builtin
 from ._shapes import _Dim, _flags, _ntuple, _perm, _reshape, _shape, _spatial
 
@@ -48,7 +49,7 @@ def _onnx_nearest(n: int, n_out: int, scale: np.float32) -> np.ndarray:
     return np.minimum(np.floor(dst / scale).astype(np.int64), n - 1)
 
 
-def _resize(g, x, out, scales, mode: str, **attrs):
+def _resize(g, x, out, scales, mode: str, **attrs):   # out: ints or run-time sizes
     """Resize by ``scales`` (given ones) or to ``sizes`` ``out`` (N and C kept)."""
     if scales is not None:
         scale_in = g.constant(np.array([1, 1] + list(scales), dtype=np.float32))
@@ -57,10 +58,18 @@ def _resize(g, x, out, scales, mode: str, **attrs):
     return g.op("Resize", x, None, None, sizes, mode=mode, dtype=x.dtype, **attrs)
 
 
-def _given_scales(g, x, out, scales):
+def _output_size(g, output_size):
+    """(the traced output sizes, the items to write: ints or run-time sizes)."""
+    items = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size]
+    return _ntuple(traced_value(items), 2), (items * 2 if len(items) == 1 else items)
+
+
+def _given_scales(g, x, out, scales, items):
     """The scales to pass to Resize (float32), or None to pass the sizes: the given
-    scales when both are positive and give ember's sizes; a dynamic output size needs them."""
-    dyn = _flags(g.dynamic(1), 2)
+    scales when both are positive and give ember's sizes; a dynamic output size needs them
+    or sizes computed in the graph."""
+    computed = any(isinstance(it, OnnxValue) for it in items)
+    dyn = _flags(g.dynamic(1), 2) if not computed else (False, False)
     sizes, _ = _spatial(x, 2)
     ok = all(s is not None and s > 0 for s in scales)
     if ok:
@@ -74,11 +83,12 @@ def _given_scales(g, x, out, scales):
 
 
 @builtin("ember::upsample_nearest2d")
+@takes_size_values
 def upsample_nearest2d(g, x, output_size, scales_h=None, scales_w=None):
     """Resize (nearest, asymmetric, floor) where its source indices are ember's, else
     Gather of ember's indices per spatial dim."""
-    out = _ntuple(output_size, 2)
-    scales = _given_scales(g, x, out, (scales_h, scales_w))
+    out, items = _output_size(g, output_size)
+    scales = _given_scales(g, x, out, (scales_h, scales_w), items)
     sizes, dynamic = _spatial(x, 2)
     if dynamic:
         # ember's and Resize's rules over any size up to 2^16 cells
@@ -91,7 +101,7 @@ def upsample_nearest2d(g, x, output_size, scales_h=None, scales_w=None):
         same = all(np.array_equal(_ember_nearest(n, o, sc), _onnx_nearest(n, o, u))
                    for n, o, sc, u in zip(sizes, out, (scales_h, scales_w), used))
     if same and x.dtype in _RESIZE_TYPES:
-        return _resize(g, x, out, scales, "nearest", coordinate_transformation_mode="asymmetric",
+        return _resize(g, x, items, scales, "nearest", coordinate_transformation_mode="asymmetric",
                        nearest_mode="floor")
     if dynamic:
         g.fail(f"upsample_nearest2d over a dynamic spatial axis with scales {scales_h}, "
@@ -107,13 +117,14 @@ def upsample_nearest2d(g, x, output_size, scales_h=None, scales_w=None):
 
 
 @builtin("ember::upsample_bilinear2d")
+@takes_size_values
 def upsample_bilinear2d(g, x, output_size, align_corners, scales_h=None, scales_w=None):
     """Resize (linear) with align_corners or half_pixel coordinates."""
-    out = _ntuple(output_size, 2)
-    scales = _given_scales(g, x, out, (scales_h, scales_w))
+    out, items = _output_size(g, output_size)
+    scales = _given_scales(g, x, out, (scales_h, scales_w), items)
     mode = "align_corners" if align_corners else "half_pixel"
     work = _t.float32 if x.dtype in (_t.float16, _t.bfloat16) else x.dtype
-    y = _resize(g, g.cast(x, work), out, scales, "linear",
+    y = _resize(g, g.cast(x, work), items, scales, "linear",
                 coordinate_transformation_mode=mode)
     return g.cast(y, x.dtype)
 

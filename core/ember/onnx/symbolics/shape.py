@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import OnnxValue
+from ..context import OnnxValue, has_size_value, takes_size_values
 from ..registry import builtin
 from ._shapes import (_Dim, _dyn, _flags, _need_sizes, _norm, _perm, _reshape, _shape,
                       _sizes_of, _squeeze, _static, _unsqueeze)
+from .sizes import size_items
 
 
 # ---- helpers -----------------------------------------------------------------------------
@@ -78,9 +79,14 @@ def _resolve_sizes(g, x: OnnxValue, sizes, dyn, what: str, offset: int = 0) -> l
 # ---- reshaping -----------------------------------------------------------------------------
 
 @builtin("ember::view", "ember::reshape")
+@takes_size_values
 def view(g, x, size):
-    """Reshape; sizes following a dynamic axis become 0, a run-time size or -1."""
-    size = [size] if isinstance(size, int) else list(size)
+    """Reshape; sizes computed in the graph (``x.size(0)``) are read at run time, or copied
+    with 0 when they are the input's own dim there; traced constants that follow a dynamic
+    axis become 0, a run-time size or -1."""
+    size = [size] if not isinstance(size, (list, tuple)) else list(size)
+    if has_size_value(size):
+        return _reshape(g, x, size_items(x, size))
     items = _resolve_sizes(g, x, size, g.dynamic(1), "view/reshape")
     return _reshape(g, x, items)
 
@@ -113,13 +119,15 @@ def flatten(g, x, start_dim, end_dim):
 
 
 @builtin("ember::unflatten")
+@takes_size_values
 def unflatten(g, x, dim, sizes):
     """Dim ``dim`` split into ``sizes``: a Reshape keeping the other dims."""
     shape = _need_sizes(g, x)
     rank = len(shape)
     d = _norm(dim, rank)
-    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
-    mid = _resolve_sizes(g, x, sizes, g.dynamic(2), "unflatten", offset=d)
+    sizes = [sizes] if not isinstance(sizes, (list, tuple)) else list(sizes)
+    mid = size_items(x, sizes) if has_size_value(sizes) else \
+        _resolve_sizes(g, x, sizes, g.dynamic(2), "unflatten", offset=d)
     items = [_Dim(j) for j in range(d)] + mid + [_Dim(j) for j in range(d + 1, rank)]
     return _reshape(g, x, items)
 
@@ -199,18 +207,25 @@ def movedim(g, x, source, destination):
 # ---- broadcasting and tiling ---------------------------------------------------------------
 
 @builtin("ember::expand")
+@takes_size_values
 def expand(g, x, size):
     """Expand (bidirectional broadcast): -1, and a dynamic size equal to the input's own
-    dynamic dim, become 1 (keep the dim); another dynamic dim of the input is read at run
-    time."""
+    dynamic dim, become 1 (keep the dim); a size computed in the graph is read at run
+    time; another dynamic dim of the input too."""
     shape = _need_sizes(g, x)
-    size = [size] if isinstance(size, int) else list(size)
+    size = [size] if not isinstance(size, (list, tuple)) else list(size)
     flags = _flags(g.dynamic(1), len(size))
     lead = len(size) - len(shape)
     items = []
     for i, (s, d) in enumerate(zip(size, flags)):
         j = i - lead
-        if s == -1:
+        if isinstance(s, OnnxValue):      # a run-time size: 1 keeps x's own dim there
+            own = size_items(x, [s])[0]
+            # NOTE: a dim of x that is not 1 can only be expanded to itself
+            keep = getattr(own, "j", None) == j or (
+                j >= 0 and x.is_dynamic(j) and shape[j] == s.traced != 1)
+            items.append(1 if keep else s)
+        elif s == -1:
             items.append(1)
         elif not d:
             items.append(int(s))
