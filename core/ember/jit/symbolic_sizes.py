@@ -52,7 +52,7 @@ from .tracing_state import STATE
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 __all__ = ["SymInt", "SymFloat", "Guard", "concrete", "has_symbolic", "sym_shape",
-           "sym_size", "sym_numel", "encode_symbolic", "SYM_KINDS"]
+           "sym_size", "sym_numel", "encode_symbolic"]
 
 
 class Guard(NamedTuple):
@@ -189,9 +189,9 @@ def _root_state():
 def _expr_of(x) -> Optional[str]:
     if isinstance(x, _Sym):
         return x._expr
-    if x is None or isinstance(x, (bool, int, float)):
+    if x is None or isinstance(x, (bool, int)) or (isinstance(x, float) and math.isfinite(x)):
         return repr(x)
-    return None
+    return None  # inf/nan have no Python literal: a guard on them pins (never wrong)
 
 
 def _binary(kind_int: str, kind_float: str, py, symbol: str, reverse: bool = False):
@@ -501,10 +501,6 @@ _PY = {
     "ember::Int.float": ("Int.float(float a) -> int", int),
     prim.SliceConstruct: (None, slice),
 }
-
-#: the node kinds of size arithmetic (``ember::size`` and the int/float ops)
-SYM_KINDS = frozenset(_PY)
-
 
 def register_ops(register: Callable) -> None:
     """Register every size node kind through ``register(kind, fn, schema_text)``."""
