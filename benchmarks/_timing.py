@@ -24,3 +24,19 @@ def try_import_torch(single_thread: bool = True):
         return torch
     except ImportError:
         return None
+
+
+def interleaved(fns: dict, repeat: int = 7, min_time: float = 0.05) -> dict:
+    """Best per-call time (microseconds) of each of ``fns`` (name -> callable), timed in
+    turn within each of ``repeat`` rounds, so that machine load hits every candidate
+    alike; each gets ``number`` calls per round sized to ``min_time`` seconds."""
+    timers = {k: timeit.Timer(f) for k, f in fns.items()}
+    numbers = {}
+    for k, t in timers.items():
+        n, took = t.autorange()
+        numbers[k] = max(1, int(n * min_time / max(took, 1e-9)))
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for k, t in timers.items():
+            best[k] = min(best[k], t.timeit(numbers[k]) / numbers[k] * 1e6)
+    return best

@@ -10,13 +10,22 @@ ember traced, torch eager and torch.jit.trace (single-threaded, when torch is in
 then the ratios. The digits rows time one training step (forward, cross-entropy, backward,
 Adam) of ``ember/train/digits.py``'s CNN on a batch of 64, eager and with the model traced.
 
-Run: ``python benchmarks/bench_jit.py``.
+At real sizes (``_jit_real_sizes.py``, issue 29): the same function on 1e6 elements
+(budget: ember traced <= torch.jit.trace; torch.compile beside it), ``x * y + z`` on 1e7
+(budget: ember traced <= numpy with ``out=``), and training steps of an MLP, a Transformer
+encoder layer and a 2-layer LSTM (budget: traced <= 0.8 x eager), at 1 thread and at the
+default thread count, ember and torch alike.
+
+Run: ``python benchmarks/bench_jit.py`` (``--threads 1 2`` picks the thread counts,
+``--skip-training`` leaves the training steps out).
 """
 from __future__ import annotations
 
+import argparse
 import warnings
 
 import numpy as np
+from _jit_real_sizes import chain_rows, fma_rows, training_rows
 from _timing import best_of, try_import_torch
 
 import ember as E
@@ -93,7 +102,57 @@ def dynamic_rows() -> dict:
     return rows
 
 
+def _table(title: str, rows: dict, unit: str = "us") -> None:
+    print(title)
+    for k, v in rows.items():
+        print(f"  {k:<18} {v:10.1f} {unit}")
+
+
+def real_sizes(torch, threads: int, training: bool) -> None:
+    """Print the real-size rows at ``threads`` threads for ember and torch."""
+    E.set_num_threads(threads)
+    if torch is not None:
+        torch.set_num_threads(threads)
+    print(f"== real sizes, {threads} thread(s) for ember and torch ==")
+    rows = chain_rows(torch)
+    _table("10-op pointwise function, 1e6 float32 (us per call)", rows)
+    for ref, budget in (("torch.jit.trace", "<= 1.00x"), ("torch.compile", "next target"),
+                        ("numpy", ""), ("ember eager", "")):
+        if ref in rows:
+            print(f"  ember jit / {ref:<16} {rows['ember jit'] / rows[ref]:.2f}x  {budget}")
+    rows = fma_rows(torch)
+    _table("x * y + z, 1e7 float32 (us per call)", rows)
+    for ref, budget in (("numpy out=", "<= 1.00x"), ("torch.jit.trace", ""),
+                        ("ember eager", "")):
+        if ref in rows:
+            print(f"  ember jit / {ref:<16} {rows['ember jit'] / rows[ref]:.2f}x  {budget}")
+    if not training:
+        return
+    for name, r in training_rows(torch).items():
+        _table(f"training step: {name} (ms per step)", r, "ms")
+        print(f"  ember jit / ember eager     {r['ember jit'] / r['ember eager']:.2f}x  "
+              f"<= 0.80x")
+        if "torch eager" in r:
+            print(f"  ember eager / torch eager   {r['ember eager'] / r['torch eager']:.2f}x")
+            print(f"  ember jit / torch eager     {r['ember jit'] / r['torch eager']:.2f}x")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, nargs="+",
+                        default=sorted({1, E.parallel.default_num_threads()}))
+    parser.add_argument("--skip-training", action="store_true")
+    parser.add_argument("--real-sizes-only", action="store_true")
+    args = parser.parse_args()
+    if not args.real_sizes_only:
+        tiny()
+    for threads in args.threads:
+        real_sizes(torch, threads, not args.skip_training)
+
+
+def tiny() -> None:
+    """The tiny-tensor rows (one thread)."""
+    E.set_num_threads(1)
     rows = pointwise_rows()
     print("10-op pointwise function on 10-element float32 tensors (us per call)")
     for k, v in rows.items():

@@ -16,6 +16,7 @@ from .factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack, 
                         randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                         zeros_like)
 from .random import Generator, manual_seed
+from .parallel import get_num_threads, set_num_threads
 from .random import get_rng_state, initial_seed, seed, set_rng_state
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, \
     set_anomaly_enabled

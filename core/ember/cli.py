@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .parallel import set_num_threads
+
 
 def _plugins(args) -> int:
     from .plugins import manager
@@ -29,7 +31,17 @@ def _plugins(args) -> int:
 
 def _train(args) -> int:
     from .train import JOBS
+    if args.threads is not None:
+        set_num_threads(args.threads)
     return JOBS[args.job].main(args)
+
+
+def _threads(text: str) -> int:
+    """Parse ``--threads``: a positive int, else a usage error that says so."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of threads >= 1, got {text!r}; "
+                                         f"use 1 on a machine shared with other busy work")
+    return int(text)
 
 
 def main(argv=None) -> int:
@@ -41,7 +53,11 @@ def main(argv=None) -> int:
     jobs = t.add_subparsers(dest="job", required=True)
     from .train import JOBS
     for name, job in JOBS.items():
-        job.add_arguments(jobs.add_parser(name, help=job.__doc__.splitlines()[0]))
+        p = jobs.add_parser(name, help=job.__doc__.splitlines()[0])
+        job.add_arguments(p)
+        p.add_argument("--threads", type=_threads, default=None, metavar="N",
+                       help="threads for ember and the BLAS (ember.set_num_threads); default: "
+                            "ember.get_num_threads()")
     args = parser.parse_args(argv)
     return {"plugins": _plugins, "train": _train}[args.command](args)
 

@@ -13,7 +13,9 @@ Fusers come from two places, looked up by device type (``"cuda"``):
 - plugins: the ``ember_fusers`` hook returns fuser objects carrying ``device_type``; they
   are read lazily, on the first lookup after plugins (re)load;
 - :func:`register_fuser` (or the :func:`using_fuser` context manager, for tests), which
-  takes precedence over a plugin's fuser for the same device type.
+  takes precedence over a plugin's fuser for the same device type;
+  ``using_fuser("cpu", None)`` turns fusion off for that type inside the block (as
+  ``torch._C._jit_override_can_fuse_on_cpu(False)`` does).
 
 Reference: PyTorch's ``torch/csrc/jit/fuser/interface.h`` (``registerFusionBackend``,
 ``runFusion``) and its executor's fallback to the unfused graph.
@@ -216,24 +218,36 @@ def unregister_fuser(device_type: str) -> None:
     """Forget the fuser given to :func:`register_fuser` for ``device_type`` (a plugin's
     fuser for that type, if any, applies again). Raises KeyError if none was registered."""
     with _lock:
-        if device_type not in _explicit:
+        if _explicit.get(device_type) is None:
             raise KeyError(f"no fuser was registered for device type {device_type!r}; "
                            f"registered: {sorted(_explicit) or 'none'}")
         del _explicit[device_type]
 
 
+_MISSING = object()
+
+
 @contextlib.contextmanager
 def using_fuser(device_type: str, fuser):
     """``with using_fuser("cpu", my_fuser):`` registers ``fuser`` inside the block and
-    restores the previous registration for ``device_type`` after it."""
+    restores the previous registration for ``device_type`` after it; ``fuser=None``
+    means no fuser for ``device_type`` inside the block (a plugin's included). Raises
+    TypeError as :func:`register_fuser` does."""
     with _lock:
-        previous = _explicit.get(device_type)
-    register_fuser(device_type, fuser)
+        previous = _explicit.get(device_type, _MISSING)
+    if fuser is None:
+        if not isinstance(device_type, str) or not device_type:
+            raise TypeError(f"using_fuser: device_type must be a device type name such as "
+                            f"'cpu', got {device_type!r}")
+        with _lock:
+            _explicit[device_type] = None
+    else:
+        register_fuser(device_type, fuser)
     try:
         yield fuser
     finally:
         with _lock:
-            if previous is None:
+            if previous is _MISSING:
                 _explicit.pop(device_type, None)
             else:
                 _explicit[device_type] = previous
@@ -245,14 +259,15 @@ def registered_fusers() -> dict:
     fusers = dict(_plugin_fusers())
     with _lock:
         fusers.update(_explicit)
-    return fusers
+    return {k: f for k, f in fusers.items() if f is not None}
 
 
 def get_fuser(device_type: str):
     """The fuser for ``device_type`` (``"cuda"``), or None when there is none."""
     with _lock:
-        fuser = _explicit.get(device_type)
-    return fuser if fuser is not None else _plugin_fusers().get(device_type)
+        if device_type in _explicit:  # None: turned off by using_fuser(type, None)
+            return _explicit[device_type]
+    return _plugin_fusers().get(device_type)
 
 
 # ---- running a group ----------------------------------------------------------------------

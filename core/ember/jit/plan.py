@@ -28,6 +28,10 @@ Two ways to run an op node:
   in eager mode; used for every node when a gradient may be needed, and for the nodes
   array mode cannot take.
 
+In array mode, ``memory_planning.py`` gives intermediates that only ufunc lines read
+buffer slots that later values reuse, so a warm plan on large inputs allocates only its
+outputs (``plan.memory_plan``, ``plan.arena_misses()``).
+
 A value may exist as an array (``v5``) and as a Tensor (``v5_t``); the conversion is
 written at its first use. Nodes holding state (``prim::DifferentiableGraph``,
 ``prim::FusionGroup``, ``prim::PythonOp``) run through ops built once per plan
@@ -62,10 +66,12 @@ from .. import dispatch as _d
 from ..backends import registry as _registry
 from .interpreter import JitRuntimeError, add_location, is_located, runtime_op
 from .ir_types import ListType, TensorType
+from . import memory_planning as _mp
 from .kinds import prim
 from .op_registry import is_op_kind, op_info
+from .plan_fusion import emit_fusion_group
 from .plan_array_mode import (IDENT, Unsupported, eager_error, emit_array_op, is_tensor,
-                              is_tensor_list)
+                              is_tensor_list, out_capable)
 
 __all__ = ["ExecutionPlan"]
 
@@ -84,6 +90,7 @@ class _Emitter:
         self.runtime_ops: list = []  # (node, op) for nodes that run through a built op
         self.array_lines: dict = {}  # index in lines -> (OpInfo, operands) of an array node
         self.line_nodes: dict = {}  # index in lines -> the node that line runs (for errors)
+        self.memory_plan = _mp.EMPTY  # buffer slots of intermediates (memory_planning.py)
 
     # -- names -----------------------------------------------------------------------------
     def name(self, v) -> str:
@@ -193,6 +200,8 @@ class _Emitter:
             return self.if_(n, indent)
         if kind == prim.Loop:
             return self.loop(n, indent)
+        if kind == prim.FusionGroup:
+            return emit_fusion_group(self, n, indent)
         if kind in (prim.ListConstruct, prim.TupleConstruct):
             out = n.output()
             arr = self.array_mode and is_tensor_list(out) and all(
@@ -234,7 +243,9 @@ class _Emitter:
         f = self.form(v)
         return f.get("p") or f.get("t") or f["a"]
 
-    def generic(self, n, indent: str) -> None:
+    def generic(self, n, indent: str, op_obj=None) -> None:
+        """Write ``n`` as a call of its op's wrapper on Tensors, or of its runtime op
+        (``op_obj`` when built already)."""
         args = [self.arg(v, indent) for v in n.inputs]
         if is_op_kind(n.kind):
             info = op_info(n.kind)
@@ -248,7 +259,7 @@ class _Emitter:
         if n.blocks:
             raise NotImplementedError(f"ExecutionPlan: cannot run a {n.kind} node with blocks; "
                                       f"a required pass should have lowered it")
-        op_obj = runtime_op(n)
+        op_obj = runtime_op(n) if op_obj is None else op_obj
         self.runtime_ops.append((n, op_obj))
         op = self.const(op_obj, "op")
         outs = [self.define(o, "t" if is_tensor(o) or is_tensor_list(o) else "p")
@@ -374,23 +385,34 @@ class ExecutionPlan:
         graph: the optimized graph (value types should be complete where array mode is
             wanted; unknown types make nodes run in tensor mode).
         array_mode: whether no gradient can be needed, so kernels may run on arrays.
+        min_planned_elements: in array mode, intermediates reuse buffers in calls where a
+            graph input they come from has at least this many elements (0: always; None:
+            no memory planning). See ``memory_planning.py``.
     Attributes: ``graph``, ``code`` (the generated source), ``fn`` (the function),
-    ``filename`` (``<ember-plan-N>``: the name ``code`` has in ``linecache``).
+    ``filename`` (``<ember-plan-N>``: the name ``code`` has in ``linecache``),
+    ``memory_plan`` (a ``memory_planning.MemoryPlan``: ``slots`` maps each planned value to
+    its buffer slot; see ``arena_misses``).
     Raises NotImplementedError for a node kind it cannot run (a ``prim::GradOf`` left
     unlowered). Running it raises what eager mode would (see "Errors" in the module doc).
     """
 
-    def __init__(self, graph, array_mode: bool = False):
+    def __init__(self, graph, array_mode: bool = False,
+                 min_planned_elements: Optional[int] = _mp.DEFAULT_MIN_ELEMENTS):
         self.graph = graph
         self.array_mode = array_mode
         em = _Emitter(graph, array_mode)
+        if array_mode and min_planned_elements is not None:
+            em.memory_plan = _mp.plan_memory(graph, out_capable, min_planned_elements)
+        self.memory_plan = em.memory_plan
+        self._arena = _mp.Arena(self.memory_plan.n_slots)
         params = [em.name(v) for v in graph.inputs]
         for v, p in zip(graph.inputs, params):
             em.define(v, "t" if is_tensor(v) or is_tensor_list(v) else "p", p)
+        em.lines += _mp.prologue(self.memory_plan, dict(zip(graph.inputs, params)), "    ")
         em.block(graph.block, "    ")
         rets = [em.arg(v, "    ") for v in graph.outputs]
         ret = "(" + ", ".join(rets) + ("," if len(rets) == 1 else "") + ")"
-        body = em.lines + [f"    return {ret}"]
+        body = em.lines + _mp.epilogue(self.memory_plan, "    ") + [f"    return {ret}"]
         # NOTE: line 1 is the def, line 2 the try (see "Errors" in the module doc)
         table = {i + 3: (n, em.array_lines.get(i)) for i, n in em.line_nodes.items()}
         body = ["    try:"] + ["    " + line for line in body] + [
@@ -401,7 +423,7 @@ class ExecutionPlan:
         # __name__: numpy's floating-point warnings attributed to plans are ignored, as for
         # the kernels eager calls (ember.backends.kernels' filter)
         ns = dict(em.globals, _raise_as_eager=partial(_raise_as_eager, table),
-                  __name__="ember.jit.generated")
+                  __name__="ember.jit.generated", **self._arena.runtime_globals())
         exec(compile(self.code, self.filename, "exec"), ns)  # noqa: S102 - generated
         self.fn = ns["plan"]
         _register_source(self.filename, self.code, self.fn)
@@ -411,6 +433,19 @@ class ExecutionPlan:
         """Run the plan on flat ``inputs`` (one per graph input)."""
         return self.fn(*inputs)
 
+    def arena_misses(self) -> int:
+        """How many times a planned intermediate was allocated instead of written into its
+        slot's buffer (first calls, new sizes), over all calls so far; 0 on a warm call at
+        fixed sizes. Calls below the size threshold use no slots and count nothing."""
+        return self._arena.misses
+
+    def release_buffers(self) -> None:
+        """Free the slot buffers kept between calls (calls running now keep theirs)."""
+        self._arena.clear()
+
     def debug_state(self) -> dict:
-        """``{"graph": optimized graph, "code": source, "array_mode": bool}``."""
-        return {"graph": self.graph, "code": self.code, "array_mode": self.array_mode}
+        """``{"graph": optimized graph, "code": source, "array_mode": bool, "memory_slots":
+        {value's debug name: buffer slot}, "arena_misses": int}``."""
+        return {"graph": self.graph, "code": self.code, "array_mode": self.array_mode,
+                "memory_slots": {v.debug_name: s for v, s in self.memory_plan.slots.items()},
+                "arena_misses": self.arena_misses()}

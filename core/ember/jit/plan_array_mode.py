@@ -18,6 +18,9 @@ is a constant, and the op is a plain kernel (not composite, not in place); other
 raises :class:`Unsupported` and the node runs in tensor mode (the op's wrapper on Tensors).
 Where a float32/float64 kernel would do nothing but call one ufunc (``_UFUNCS``), the
 ufunc is called directly (``v2 = _np_multiply_1(x_a, y_a)``; ``plan.py``'s example).
+Such a call can write into a buffer (``out=``): :func:`out_capable` tells
+``memory_planning.py`` which nodes these are, and where it gave the result a buffer slot,
+:func:`emit_array_op` writes the call in that module's planned form.
 
 Errors: a kernel called on arrays does not check its operands as the op's wrapper does
 (numpy says "operands could not be broadcast together" where eager ember raises
@@ -30,16 +33,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
+
+import numpy as np
 
 from .. import dispatch as _d
 from ..backends import registry as _registry
 from ..ops.native import DIM_ARG_NAMES
 from .ir_types import ListType, TensorType
 from .kinds import prim
-from .op_registry import op_info
+from .memory_planning import emit_planned_call
+from .op_registry import is_op_kind, op_info
 
-__all__ = ["Unsupported", "emit_array_op", "eager_error", "is_tensor", "is_tensor_list"]
+__all__ = ["Unsupported", "emit_array_op", "out_capable", "eager_error", "is_tensor",
+           "is_tensor_list"]
 
 #: What may not appear in a generated Python name (plan.py names values with it too).
 IDENT = re.compile(r"[^0-9a-zA-Z_]")
@@ -84,11 +91,17 @@ def _convert_arg(a, value, op: str, pos: int):
     return value
 
 
-def emit_array_op(em, n, indent: str) -> None:
-    """Write op node ``n`` as a kernel (or ufunc) call on arrays into emitter ``em``
-    (``plan._Emitter``: its ``lines``, ``const``, ``define``, ``as_array``), and note the
-    line in ``em.array_lines`` for :func:`eager_error`. Raises :class:`Unsupported`,
-    having written nothing, when the node cannot run in array mode."""
+class _Lowering(NamedTuple):
+    """What :func:`_lower` found out about an op node that array mode can run."""
+    info: object       # the op's OpInfo
+    consts: dict       # argument name -> converted constant
+    st: object         # the ScalarType of the operands (and of a ufunc's result)
+    backend: object
+    ufunc: Optional[str]  # the one ufunc the kernel would call (``_UFUNCS``), or None
+
+
+def _lower(n) -> _Lowering:
+    """How array mode runs op node ``n``; raises :class:`Unsupported` when it cannot."""
     info = op_info(n.kind)
     nf = info.nf
     if nf is None or info.composite or info.inplace or info.schema.out_argument:
@@ -97,7 +110,7 @@ def emit_array_op(em, n, indent: str) -> None:
     op = schema.name
     # every tensor operand's dtype/device/rank must be known, and every other argument
     # a constant: then the wrapper's work can be done here, once
-    tensors, scalars, kargs = [], [], []
+    tensors, scalars = [], []
     consts = {}
     for pos, (a, v) in enumerate(zip(schema.arguments, n.inputs), 1):
         if a.type.base == "Tensor":
@@ -147,19 +160,50 @@ def emit_array_op(em, n, indent: str) -> None:
             if a.name in DIM_ARG_NAMES and a.type.base == "int" and a.name in consts:
                 fn = _d.wrap_dims if a.type.is_list or a.type.optional else _d.wrap_dim
                 consts[a.name] = fn(consts[a.name], rank, op)
-    backend = _registry.get_backend(dev)
-    ufunc = _lowering(nf.kernel_name, st, consts, tensors)
+    return _Lowering(info, consts, st, _registry.get_backend(dev),
+                     _lowering(nf.kernel_name, st, consts, tensors))
+
+
+def out_capable(n):
+    """The result dtype (a ScalarType) of node ``n`` if array mode writes it as one numpy
+    ufunc call, which can take ``out=`` (``memory_planning.py``), else None."""
+    if not is_op_kind(n.kind):
+        return None
+    try:
+        low = _lower(n)
+    except Unsupported:
+        return None
+    return low.st if low.ufunc is not None and low.backend.xp is np else None
+
+
+def emit_array_op(em, n, indent: str) -> None:
+    """Write op node ``n`` as a kernel (or ufunc) call on arrays into emitter ``em``
+    (``plan._Emitter``: its ``lines``, ``const``, ``define``, ``as_array``, and
+    ``memory_plan``, whose slot for the output makes the call write into a buffer), and
+    note the line in ``em.array_lines`` for :func:`eager_error`. Raises
+    :class:`Unsupported`, having written nothing, when the node cannot run in array mode."""
+    info, consts, st, backend, ufunc = _lower(n)
+    schema, nf = info.schema, info.nf
     if ufunc is not None:
         # the kernel would only hand these operands to this ufunc: call it directly
         k = em.const(getattr(backend.xp, ufunc), "np_" + ufunc + "_")
-        args = [em.as_array(v, indent) if a.type.base == "Tensor" and is_tensor(v)
-                else em.const(consts[a.name], "c")
-                for a, v in zip(schema.arguments, n.inputs)][:_ARITY[ufunc]]
+        args, arrays = [], []
+        for a, v in list(zip(schema.arguments, n.inputs))[:_ARITY[ufunc]]:
+            if a.type.base == "Tensor" and is_tensor(v):
+                args.append(em.as_array(v, indent))
+                arrays.append((args[-1], v))
+            else:
+                args.append(em.const(consts[a.name], "c"))
         out = em.define(n.output(), "a")
-        em.lines.append(f"{indent}{out} = {k}({', '.join(args)})  # {n.kind}")
-        return _note_array_line(em, n, info, backend, indent)
+        if n.output() not in em.memory_plan.slots:
+            em.lines.append(f"{indent}{out} = {k}({', '.join(args)})  # {n.kind}")
+            return _note_array_line(em, n, info, backend, indent)
+        lines = emit_planned_call(em.lines, indent, em.memory_plan, n.output(), out, k, args,
+                                  arrays, n.kind)
+        return _note_array_line(em, n, info, backend, indent, lines)
     kernel = backend.type(st).kernels[nf.kernel_name]
     k = em.const(kernel, "K_" + IDENT.sub("_", nf.kernel_name) + "_")
+    kargs = []
     for a, v in zip(schema.arguments, n.inputs):
         if a.type.base == "Tensor" and (is_tensor(v) or is_tensor_list(v)):
             kargs.append(em.as_array(v, indent))
@@ -172,18 +216,20 @@ def emit_array_op(em, n, indent: str) -> None:
     _note_array_line(em, n, info, backend, indent)
 
 
-def _note_array_line(em, n, info, backend, indent: str) -> None:
+def _note_array_line(em, n, info, backend, indent: str, lines=None) -> None:
     """Remember how to call the op's wrapper on the operands of the array-mode line
-    just written, for :func:`eager_error`: an ``_Operand`` per array operand, the
-    unconverted constant for any other argument (``emit_array_op`` admits no other)."""
-    line = len(em.lines) - 1  # (the operands are arrays already: nothing is emitted)
-    operands = []
+    just written (or of ``lines``, indices in ``em.lines``), for :func:`eager_error`: an
+    ``_Operand`` per array operand, the unconverted constant for any other argument
+    (``emit_array_op`` admits no other)."""
+    lines = lines if lines is not None else [len(em.lines) - 1]
+    operands = []  # (the operands are arrays already: nothing is emitted)
     for a, v in zip(info.schema.arguments, n.inputs):
         if a.type.base == "Tensor" and (is_tensor(v) or is_tensor_list(v)):
             operands.append(_Operand(em.as_array(v, indent), is_tensor_list(v), backend))
         else:
             operands.append(_constant(v))
-    em.array_lines[line] = (info, operands)
+    for line in lines:
+        em.array_lines[line] = (info, operands)
 
 
 _NOT_CONST = object()

@@ -1,4 +1,5 @@
-"""Registers the ``cpu`` backend: ember's generic kernels instantiated with numpy."""
+"""Registers the ``cpu`` backend (ember's generic kernels instantiated with numpy), its
+im2col convolution, and the CPU fuser (FusionGroups on the blocked elementwise engine)."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,3 +29,11 @@ def ember_backends():
 @hookimpl
 def ember_convolution_algorithms():
     return [Im2colConvolution(np, "cpu")]
+
+
+@hookimpl
+def ember_fusers():
+    """``[CpuFuser()]``: FusionGroups on CPU tensors run on ember's blocked elementwise
+    engine (``ember_cpu.fuser``)."""
+    from .fuser import CpuFuser
+    return [CpuFuser()]

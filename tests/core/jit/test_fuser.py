@@ -76,25 +76,38 @@ def test_fusible_kinds_are_real_ops():
 
 def test_register_get_unregister():
     f = ReferenceFuser()
-    assert F.get_fuser("cpu") is None
+    plugin = F.get_fuser("cpu")  # the cpu plugin's CpuFuser
+    assert plugin is not None and plugin.name == "cpu-blocked"
     F.register_fuser("cpu", f)
     try:
         assert F.get_fuser("cpu") is f
         assert F.registered_fusers()["cpu"] is f
     finally:
         F.unregister_fuser("cpu")
-    assert F.get_fuser("cpu") is None
+    assert F.get_fuser("cpu") is plugin  # the plugin's fuser applies again
     with pytest.raises(KeyError, match="no fuser was registered"):
         F.unregister_fuser("cpu")
+    assert F.get_fuser("no-such-device") is None
+
+
+def test_using_fuser_none_turns_fusion_off():
+    plugin = F.get_fuser("cpu")
+    with F.using_fuser("cpu", None):
+        assert F.get_fuser("cpu") is None and "cpu" not in F.registered_fusers()
+        with F.using_fuser("cpu", ReferenceFuser()) as inner:
+            assert F.get_fuser("cpu") is inner
+        assert F.get_fuser("cpu") is None
+    assert F.get_fuser("cpu") is plugin
 
 
 def test_using_fuser_restores_the_previous_one():
     outer, inner = ReferenceFuser(), ReferenceFuser()
+    plugin = F.get_fuser("cpu")
     with F.using_fuser("cpu", outer):
         with F.using_fuser("cpu", inner):
             assert F.get_fuser("cpu") is inner
         assert F.get_fuser("cpu") is outer
-    assert F.get_fuser("cpu") is None
+    assert F.get_fuser("cpu") is plugin
 
 
 @pytest.mark.parametrize("device_type, fuser, match", [
@@ -166,7 +179,8 @@ def test_compile_fallback_keeps_results_and_records_the_reason(fuser, reason, ca
     x, y = inputs()
     with caplog.at_level(logging.INFO, logger="ember.jit.fuser"):
         if fuser is None:
-            op = F.FusionGroupOp(group_node(g))
+            with F.using_fuser("cpu", None):  # not even the cpu plugin's
+                op = F.FusionGroupOp(group_node(g))
         else:
             with F.using_fuser("cpu", fuser):
                 op = F.FusionGroupOp(group_node(g))

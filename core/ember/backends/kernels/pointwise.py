@@ -255,7 +255,14 @@ def kernels(xp) -> dict:
                                "e.g. x.float()")
         return maximum(a, a.dtype.type(0))
 
+    blocked = None
+    if xp is np:  # large arrays: the op's recipe block by block on ember's threads
+        from ..elementwise.eager import ENGINE_MIN_SIZE
+        from ..elementwise.eager import unary as blocked
+
     def sigmoid(a):
+        if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype in wide_zero:
+            return blocked("sigmoid", a)
         try:  # float32/float64 in native byte order: the hot path
             z = wide_zero[a.dtype]
         except KeyError:
@@ -267,12 +274,16 @@ def kernels(xp) -> dict:
         return exp(negative(logaddexp(z, negative(a))))
 
     def silu(a):
+        if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype in wide_zero:
+            return blocked("silu", a)
         return a * sigmoid(a)
 
     def gelu(a, approximate):
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got "
                              f"{approximate!r}")
+        if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype in wide_zero:
+            return blocked("gelu", a, erf=erf_wide, approximate=approximate)
         return _in_float64(xp, _gelu_tanh if approximate == "tanh" else _gelu_erf)(a)
 
     def _gelu_erf(x):
@@ -281,6 +292,13 @@ def kernels(xp) -> dict:
     def _gelu_tanh(x):
         inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)  # sqrt(2/pi)
         return 0.5 * x * (1.0 + xp.tanh(inner))
+
+    erf_wide = _in_float64(xp, lambda a: erf64(xp, a))
+
+    def erf(a):
+        if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype == F32:
+            return blocked("erf", a)  # a float32 rational approximation, 4e-7 relative
+        return erf_wide(a)
 
     def nan_to_num(a, nan, posinf, neginf):
         fmax = _FLOAT_MAX.get(a.dtype)
@@ -320,7 +338,7 @@ def kernels(xp) -> dict:
         "sigmoid": sigmoid,
         "silu": opmath(xp, silu),
         "gelu": gelu,
-        "erf": _in_float64(xp, lambda a: erf64(xp, a)),
+        "erf": erf,
         "abs": xp.abs, "neg": neg, "positive": positive,
         "sign": sign, "relu": relu,
         "floor": _keep_ints(xp.floor), "ceil": _keep_ints(xp.ceil),

@@ -20,8 +20,10 @@ After ``inline_autodiff_subgraphs(g, threshold=5)``::
 
 A group is inlined when its ``Subgraph`` has fewer than ``threshold`` nodes doing work
 (:func:`~ember.jit.passes.create_autodiff_subgraphs.subgraph_size`: constants, list/tuple
-construct/unpack and ``prim::TensorMeta`` do not count) and every node in it can run
-under eager autograd (no ``prim::FusionGroup``). A differentiated group's ``Subgraph`` is
+construct/unpack and ``prim::TensorMeta`` do not count; the ops inside a
+``prim::FusionGroup`` do) and every node in it can run under eager autograd. A
+FusionGroup inside it is inlined too, unfused: its ops then record autograd history.
+A differentiated group's ``Subgraph`` is
 its ``f``: only its first ``f_real_outputs`` outputs are the node's, the temporaries (and
 the ``prim::TensorMeta`` nodes that fed them) die, and dead code elimination runs at the
 end. Groups in nested blocks are visited too.
@@ -52,11 +54,19 @@ def _scan_block(block: Block, threshold: int) -> None:
         if node.kind != prim.DifferentiableGraph:
             continue
         sub = node.g("Subgraph")
-        if subgraph_size(sub) < threshold and all(_runs_with_autograd(n) for n in sub.nodes()):
-            unmerge_subgraph(node)
+        if _work(sub) < threshold and all(_runs_with_autograd(n) for n in sub.nodes()):
+            for inlined in unmerge_subgraph(node):
+                if inlined.kind == prim.FusionGroup:  # its ops run under autograd again
+                    unmerge_subgraph(inlined)
+
+
+def _work(sub: Graph) -> int:
+    """``subgraph_size`` counting the ops inside FusionGroups."""
+    return subgraph_size(sub) + sum(subgraph_size(n.g("Subgraph")) - 1 for n in sub.nodes()
+                                    if n.kind == prim.FusionGroup)
 
 
 def _runs_with_autograd(node: Node) -> bool:
-    if node.kind == prim.FusionGroup:
-        return False
+    if node.kind == prim.FusionGroup:  # inlined unfused: its ops must run with autograd
+        return all(_runs_with_autograd(n) for n in node.g("Subgraph").nodes())
     return all(_runs_with_autograd(n) for b in node.blocks for n in b.nodes())
