@@ -29,6 +29,11 @@ def matmul_backward_other(grad, self, other):
         return self.t().mm(grad)
     if self.ndim == 1 and other.ndim == 1:
         return grad * self
+    if other.ndim == 2 and self.ndim > 2:
+        # a weight shared by every matrix of the batch: one (k, N) @ (N, m) product
+        # rather than a batched one summed over the batch (torch folds the same way)
+        k, m = other.shape
+        return self.reshape(-1, k).t().mm(grad.reshape(-1, m))
     a_1d, b_1d = self.ndim == 1, other.ndim == 1
     g = grad.unsqueeze(-2) if a_1d else grad
     g = g.unsqueeze(-1) if b_1d else g

@@ -97,6 +97,12 @@ def kernels(xp) -> dict:
     # (those run after it to raise PyTorch's messages). Half precision goes to product.
     def matmul(a, b):
         if fast and a.__class__ is arr and b.__class__ is arr and a.dtype not in LOW_FLOATS:
+            if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous and \
+                    a.shape[-1] == b.shape[0]:
+                # (..., n, k) @ (k, m) as one (N, k) @ (k, m) GEMM: numpy would run one
+                # small GEMM per matrix of the batch (torch folds the same way)
+                return matmul_(a.reshape(-1, a.shape[-1]), b).reshape(
+                    a.shape[:-1] + b.shape[1:])
             try:
                 return matmul_(a, b)
             except ValueError:

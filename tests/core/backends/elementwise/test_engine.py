@@ -414,3 +414,28 @@ def test_explain_and_repr():
     prog.output(prog.ufunc("add", prog.ufunc("exp", x), prog.ufunc("sin", x)))
     assert "registers: r0 float32, r1 float32" in compile_program(prog).explain()
     assert compile_program(chain()).block_elements == 16384
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8"])
+@pytest.mark.parametrize("zero_side", ["other", "self"])
+def test_where_against_zero_keeps_every_bit(dtype, zero_side):
+    # the branch-free select (bits times the mask) must give np.where's bits exactly:
+    # NaN payloads, inf, -0.0 kept; a -0.0 constant is not "zero bits" and takes np.where
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(5 * B + 3).astype(dtype) if dtype[0] == "f" else \
+        rng.integers(0, 100, 5 * B + 3).astype(dtype)
+    if dtype[0] == "f":
+        x[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    c = rng.random(x.shape) > 0.5
+    for zero in (0, 0.0, -0.0):
+        if dtype[0] != "f" and zero != 0:
+            continue
+        prog = Program("where0")
+        cv, xv = prog.input("bool"), prog.input(dtype)
+        args = (xv, zero) if zero_side == "other" else (zero, xv)
+        prog.output(prog.where(cv, *args, dtype=dtype))
+        got = compile_program(prog, block_elements=B)(c, x)[0]
+        want = np.where(c, *(x, np.array(zero, dtype)) if zero_side == "other"
+                        else (np.array(zero, dtype), x))
+        np.testing.assert_array_equal(got.view(f"u{got.itemsize}"),
+                                      want.view(f"u{want.itemsize}"))
