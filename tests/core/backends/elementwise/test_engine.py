@@ -12,6 +12,7 @@ import pytest
 
 from ember import parallel
 from ember.backends.elementwise import BlockedKernel, EngineError, Program, compile_program
+from ember.backends.elementwise.engine import BLOCK_ELEMENTS
 
 B = 16  # a small block: boundaries at small sizes
 
@@ -413,7 +414,7 @@ def test_explain_and_repr():
     x = prog.input("float32")
     prog.output(prog.ufunc("add", prog.ufunc("exp", x), prog.ufunc("sin", x)))
     assert "registers: r0 float32, r1 float32" in compile_program(prog).explain()
-    assert compile_program(chain()).block_elements == 16384
+    assert compile_program(chain()).block_elements == BLOCK_ELEMENTS
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8"])
