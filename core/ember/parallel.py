@@ -13,27 +13,33 @@ holds a positive integer, else the cores this process may use (``os.sched_getaff
 The BLAS default is 1 thread, not the count: ``import ember`` limits the BLAS to
 ``DEFAULT_BLAS_THREADS`` unless ``OMP_NUM_THREADS`` (then that count) or a BLAS variable
 (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ...: then ember leaves the BLAS alone)
-says otherwise. Why, measured with ``benchmarks/bench_threads.py`` (``ember train digits
---epochs 40``, seconds of training; 2 cores; "loaded" is one ``while True: pass`` beside
-it; the machine was shared with other jobs, load average about 2)::
+says otherwise. Measured with ``python benchmarks/bench_threads.py --repeat 3`` (``ember
+train digits --epochs 40``; seconds of training, fastest of 3, and CPU seconds of the
+process; 2 cores, shared with other jobs at a load average of about 2; "loaded" is one
+``while True: pass`` beside it; OpenBLAS 0.3.31, pthreads)::
 
-    BLAS threads     idle    loaded   loaded / idle
-    2 (OpenBLAS's)   28.9     128.6       4.45 x       23 x the 1-thread loaded time
-    1 (the default)   5.5       4.5       0.82 x
+    BLAS threads     idle  (CPU s)   loaded  (CPU s)   loaded / idle   (budget 1.5 x)
+    1 (the default)   5.1    (9.9)      5.5    (9.9)       1.08 x
+    2 (OpenBLAS's)    6.1   (17.2)     13.8   (23.5)       2.26 x
 
-On a quiet machine, 2 BLAS threads took 6.7 s and 15 s of CPU against 4.9 s and 8.5 s for
-1. The digits GEMMs are small (64x128 @ 128x64, 32x144 @ 144x1024, ...): each takes 3-170
-us on one thread. OpenBLAS splits any GEMM above ~260k multiply-adds over its threads, and
-its idle threads busy-wait for the next one; with one core taken by another process, each
-GEMM waits for a thread the scheduler has parked behind it, and the spinning steals the
-core from the useful thread: 2 threads were up to 6x slower per GEMM even with no load.
-Limiting the BLAS per GEMM size instead (one thread below a size, more above) would keep
-multithreaded BLAS for large products, where 2 threads gave ~1.4x on a quiet machine, but
-needs a call per matmul: ``threadpool_limits`` costs ~600 us, ``ThreadpoolController.limit``
-~6 us, OpenBLAS's ``openblas_set_num_threads`` through ctypes ~0.3 us; that belongs in the
-matmul kernels, not here. ember's own pool is not limited: its workers block on a queue
-instead of spinning, and 1 or 2 of them made no measurable difference loaded or idle
-(``--jit`` training, where the fuser's elementwise engine uses them).
+Single runs with 2 BLAS threads took up to 128.6 s loaded (28.9 s "idle" while other jobs
+ran), 23 x the 1-thread time: the issue's 12-28 x. OpenBLAS's idle threads busy-wait for
+the next call (the CPU column), so with a core taken by another process a GEMM split in
+two waits for the half whose thread the scheduler parked, while the spinning steals the
+core from the Python thread. The digits GEMMs are small (64x128 @ 128x64, 32x144 @
+144x1024, ...; 20-200 us on one thread); per GEMM, 2 threads over 1 took 0.8-3.2 x the
+time on a quiet machine and 1.0-11.6 x beside one busy process. With the spinning cut
+(``OPENBLAS_THREAD_TIMEOUT=4``, read when OpenBLAS loads, so no knob ember can turn after
+``import numpy``), 10 loaded epochs with 2 threads took 1.5-2.0 s instead of 3.3-4.2 s,
+against 1.1-1.3 s with 1 thread: spinning is most of the cost, the split the rest.
+
+Only large products gain from BLAS threads: 1024x1024 @ 1024x1024 took 0.55 x on a quiet
+machine, 1.2 x loaded. Choosing the BLAS threads per matmul size would keep that gain, but
+costs a call per matmul: ``threadpool_limits`` ~600 us, ``ThreadpoolController.limit``
+~6 us, a lib controller's ``set_num_threads`` ~1.6 us; if ever, that belongs in the matmul
+kernels, not here. ember's own pool keeps the count: its workers block on a queue instead
+of spinning, and 1 or 2 of them made no measurable difference, loaded or idle (``--jit``
+training, where the CPU fuser's elementwise engine uses them).
 
 BLAS libraries loaded after ``import ember`` (scipy's own OpenBLAS, torch's MKL) keep their
 defaults until the next ``set_num_threads``.
@@ -50,6 +56,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator, Optional
+
+import numpy  # noqa: F401 - loads the BLAS, so that threadpoolctl finds it
+import threadpoolctl
 
 __all__ = ["set_num_threads", "get_num_threads", "num_threads", "parallel_for",
            "default_num_threads", "in_parallel_region", "DEFAULT_BLAS_THREADS"]
@@ -89,7 +98,8 @@ def default_num_threads() -> int:
 def get_num_threads() -> int:
     """The number of threads ember's parallel kernels use (``torch.get_num_threads``): the
     size of its pool, counting the calling thread. The BLAS follows it once
-    :func:`set_num_threads` is called; before that it runs on ``DEFAULT_BLAS_THREADS``."""
+    :func:`set_num_threads` is called; before that it keeps the limit ``import ember`` set
+    (``DEFAULT_BLAS_THREADS``, see the module docstring)."""
     n = _num_threads
     if n is None:
         with _lock:
@@ -137,9 +147,8 @@ def num_threads(n: int) -> Iterator[None]:
     finally:
         with _lock:
             _set_count(before)
-            if limiter is not None:
-                limiter.restore_original_limits()
-                _release_blas_control()
+            limiter.restore_original_limits()
+            _release_blas_control()
 
 
 def _set_count(n: Optional[int]) -> None:
@@ -149,16 +158,10 @@ def _set_count(n: Optional[int]) -> None:
 
 def _limit_blas(n: int):
     """Limit the BLAS libraries loaded in this process (numpy's OpenBLAS) to ``n`` threads
-    through threadpoolctl; returns the limiter (it can restore the limits before), or None
-    without threadpoolctl."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency of ember
-        return None
-    import numpy  # noqa: F401 - loads the BLAS so the controller sees it
+    through threadpoolctl; returns the limiter, which can restore the limits before."""
     # NOTE: a new controller each time (~3 ms) sees BLAS libraries loaded since the last
     # call (scipy's own OpenBLAS, torch's MKL)
-    limiter = ThreadpoolController().limit(limits=n, user_api="blas")
+    limiter = threadpoolctl.ThreadpoolController().limit(limits=n, user_api="blas")
     _release_blas_control()
     return limiter
 
@@ -169,11 +172,10 @@ def _release_blas_control() -> None:
     threads are silently ignored) until that thread releases it; ``with`` blocks release
     on exit, a plain ``limit()`` call never does. Without this, ``import ember`` on the
     main thread would make ``set_num_threads`` on any other thread a no-op."""
-    try:
-        from threadpoolctl import OpenBLASController
-        OpenBLASController.clear_controlling_thread()  # only if this thread holds it
-    except (ImportError, AttributeError):  # older threadpoolctl: no such rule
-        pass
+    openblas = getattr(threadpoolctl, "OpenBLASController", None)
+    release = getattr(openblas, "clear_controlling_thread", None)  # older: no such rule
+    if release is not None:
+        release()  # NOTE: releases only when this thread holds the control
 
 
 def _get_pool(workers: int) -> ThreadPoolExecutor:

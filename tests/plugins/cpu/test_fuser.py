@@ -15,6 +15,7 @@ import ember as E
 import ember.nn.functional as F
 from ember.jit import fuser as jf
 from ember.jit.fuser import FusionDeclined, using_fuser
+from ember.parallel import num_threads
 from ember_cpu import fuser as cf
 from helpers import assert_close as _assert_close, to_np
 
@@ -191,14 +192,10 @@ def test_one_and_two_threads_agree(small_fuser):
     x, y = _rand(700, 300), _rand(700, 300, seed=1)
     with E.no_grad():
         traced = _trace(lambda x, y: (E.tanh(x * y) + y).sum(-1), x, y)
-        before = E.get_num_threads()
-        try:
-            E.set_num_threads(1)
+        with num_threads(1):
             one = traced(x, y).numpy().copy()
-            E.set_num_threads(2)
+        with num_threads(2):
             two = traced(x, y).numpy()
-        finally:
-            E.set_num_threads(before)
     np.testing.assert_array_equal(one, two)
 
 

@@ -269,8 +269,7 @@ class BlockedKernel:
                 if t < used:
                     with np.errstate(all="ignore"):  # NOTE: errstate is per thread
                         _work(*args, sets[t], t * n // used, (t + 1) * n // used)
-            # NOTE: one task a thread, all of them: parallel_for sizes its pool by the
-            # task count, and a smaller count would rebuild the pool
+            # NOTE: one task a thread, each a contiguous run of blocks
             parallel.parallel_for(task, threads, threads=threads)
         for (_, kind, dt, js), p in zip(plan.partials, partials) if plan.partials else ():
             total = getattr(xp, REDUCTIONS[kind]).reduce(p, dtype=dt)

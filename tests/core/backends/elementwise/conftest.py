@@ -86,6 +86,9 @@ def assert_same():
 def num_threads():
     """``num_threads(n)`` sets ember's thread count for the test; the count before is
     restored after it."""
+    from threadpoolctl import threadpool_limits
     before = E.get_num_threads()
-    yield E.set_num_threads
-    E.set_num_threads(before)
+    # the BLAS limit too: set_num_threads(before) alone would leave it at the core count
+    with threadpool_limits(limits=None, user_api="blas"):
+        yield E.set_num_threads
+        E.set_num_threads(before)
