@@ -7,6 +7,8 @@ too). Bool products are refused (UNSUPPORTED) as in PyTorch, except ``outer``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...errors import ShapeError
@@ -101,7 +103,8 @@ def kernels(xp) -> dict:
                     a.shape[-1] == b.shape[0]:
                 # (..., n, k) @ (k, m) as one (N, k) @ (k, m) GEMM: numpy would run one
                 # small GEMM per matrix of the batch (torch folds the same way)
-                return matmul_(a.reshape(-1, a.shape[-1]), b).reshape(
+                rows = math.prod(a.shape[:-1])  # (not -1: ambiguous for k = 0)
+                return matmul_(a.reshape(rows, a.shape[-1]), b).reshape(
                     a.shape[:-1] + b.shape[1:])
             try:
                 return matmul_(a, b)
