@@ -18,8 +18,9 @@ How a call runs:
 * block boundaries depend only on ``S`` and ``block_elements``, never on the thread count,
   and reductions over all elements combine per-block partials in block order: 1 and N
   threads give bit-identical results.
-* registers are assigned by liveness (``steps.py`` compiles the step closures) (a register is reused once its value is dead) and
-  allocated once per block shape and thread, kept across blocks and calls; a tail block
+* registers are assigned by liveness (a register is reused once its value is dead;
+  ``steps.py`` compiles the step closures) and allocated once per block shape and
+  thread, kept across blocks and calls; a tail block
   uses a leading slice. A step whose value is an output of the same dtype writes straight
   into the output block.
 
