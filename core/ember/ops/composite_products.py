@@ -103,6 +103,8 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if compute_mode not in CDIST_MODES:
         raise ValueError(f"cdist(): expected compute_mode in {CDIST_MODES}, got "
                          f"{compute_mode!r}")
+    if p == 2 and _use_mm(compute_mode, x1.shape[-2], x2.shape[-2]):
+        return _euclidean_mm(x1, x2)
     diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # (*, P, R, M)
     if p == 0:
         return (diff != 0).to(diff.dtype).sum(-1)
@@ -115,6 +117,26 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     # zero gradient (the where keeps the infinity out of the backward pass)
     pos = s > 0
     return E.where(pos, E.where(pos, s, 1.0) ** (1.0 / p), 0.0)
+
+
+def _use_mm(compute_mode, p_rows: int, r_rows: int) -> bool:
+    """PyTorch's rule: the GEMM form when asked, or by default past 25 rows on a side."""
+    if compute_mode == "use_mm_for_euclid_dist":
+        return True
+    if compute_mode == "donot_use_mm_for_euclid_dist":
+        return False
+    return p_rows > 25 or r_rows > 25
+
+
+def _euclidean_mm(x1, x2):
+    """sqrt(max(||x||^2 + ||y||^2 - 2 x y^T, 0)): one GEMM, no (P, R, M) difference
+    tensor (PyTorch's _euclidean_dist). NOTE: the expansion cancels for close points,
+    so small distances lose relative precision, as they do in PyTorch."""
+    x1n = (x1 * x1).sum(-1, keepdim=True)                     # (*, P, 1)
+    x2n = (x2 * x2).sum(-1, keepdim=True).transpose(-1, -2)   # (*, 1, R)
+    s = (x1n + x2n - 2 * E.matmul(x1, x2.transpose(-1, -2))).clamp_min(0)
+    pos = s > 0
+    return E.where(pos, E.where(pos, s, 1.0).sqrt(), 0.0)
 
 
 def _to_float(y):

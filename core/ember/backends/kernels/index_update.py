@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...errors import DtypeError, ShapeError
 from .copying import cast_scalar
-from .indexing import check_bounds, check_index_dtype
+from .indexing import add_at_dim, check_bounds, check_index_dtype
 from .pointwise import scalar_to
 
 
@@ -36,13 +36,12 @@ def kernels(xp) -> dict:
         check_bounds("index_add", idx, dim, a1.shape[dim], allow_negative=False)
         if a.dtype.kind != "b" and not (alpha.__class__ is int and alpha == 1):
             s1 = s1 * scalar_to(alpha, a.dtype)  # PyTorch casts alpha: 0.5 -> 0 for ints
-        where = (slice(None),) * dim + (idx,)
         if a.dtype.kind == "b":  # bool + bool is logical or: count in int64, then test
             acc = a1.astype(xp.int64)
-            xp.add.at(acc, where, s1.astype(xp.int64))
+            add_at_dim(xp, acc, dim, idx, s1.astype(xp.int64))
             return (acc != 0).reshape(a.shape)
         out = a1.copy()
-        xp.add.at(out, where, s1)  # repeated indices accumulate
+        add_at_dim(xp, out, dim, idx, s1)  # repeated indices accumulate
         return out.reshape(a.shape)
 
     def index_fill(a, dim, index, value):

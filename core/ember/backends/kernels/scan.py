@@ -20,11 +20,16 @@ def kernels(xp) -> dict:
             values = ufunc.accumulate(x, axis=dim)
             # a position takes over where it equals the running extremum (so ties go to
             # the later one) or is NaN; the index is the last such position so far
-            takes_over = (x == values) | (x != x)  # noqa: PLR0124 - x != x is isnan
+            takes_over = x == values
+            # NOTE: a NaN propagates to the last running value, so only slices whose last
+            # value is NaN can hold one: skip the isnan pass otherwise (ints never)
+            last = values[(slice(None),) * dim + (slice(-1, None),)]
+            if x.dtype.kind in "fc" and bool((last != last).any()):  # noqa: PLR0124
+                takes_over |= x != x  # noqa: PLR0124 - x != x is isnan
             shape = [1] * a.ndim
             shape[dim] = a.shape[dim]
             pos = xp.arange(a.shape[dim], dtype=xp.int64).reshape(shape)
-            indices = xp.maximum.accumulate(xp.where(takes_over, pos, 0), axis=dim)
+            indices = xp.maximum.accumulate(takes_over * pos, axis=dim)  # mul < where
             return values.astype(a.dtype, copy=False), indices
         return kernel
 

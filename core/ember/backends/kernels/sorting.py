@@ -74,8 +74,10 @@ def kernels(xp) -> dict:
         elif a.size and int(a.max()) >= num_classes:
             raise IndexError(f"one_hot(): class values must be smaller than num_classes="
                              f"{num_classes}, got {int(a.max())}")
-        classes = xp.arange(num_classes, dtype=xp.int64)
-        return (a[..., None] == classes).astype(xp.int64)
+        # NOTE: zeros plus one write per row: no (..., C) compare and int64 conversion
+        out = xp.zeros((a.size, num_classes), dtype=xp.int64)
+        out[xp.arange(a.size), a.reshape(-1)] = 1
+        return out.reshape(a.shape + (num_classes,))
 
     return {"sort": sort, "argsort": argsort, "topk": topk, "one_hot": one_hot}
 
