@@ -3,34 +3,35 @@
 error function ``special_erfcx``, and the entropy terms ``special_entr`` and
 ``special_xlog1py``.
 
-Computed in float64 and rounded once to the input dtype (float16/bfloat16/float32), as the
-gamma family of ``special_math``. Maximum relative errors measured against mpmath (50
-digits) at 2,000 log-spaced points of each range (the tests keep a sample of them):
+erfcx, ndtr, log_ndtr and ndtri run in the input's precision (float16/bfloat16 in float32,
+rounded once), each branch only on the elements of its range. Maximum errors measured
+against mpmath (40 digits) at ~3,000 uniform and log-spaced points of each range, in ulps
+of the dtype (float32 / float64); the tests check them:
 
-* erfcx: < 5e-16 on [-26, 1e100] (Cody's rational approximations for exp(x^2) erfc(x),
-  Netlib SPECFUN CALERF with jint = 2, reused from ``pointwise``); inf below x ~ -26.6.
-* ndtr: < 7e-16 on [-37, 8]: 0.5 erfc(-x / sqrt 2), and below -1 0.5 erfcx(-x / sqrt 2)
-  exp(-x^2 / 2) with x^2 split exactly (rounding x / sqrt 2 inside exp would cost x^2 ulps,
-  1.5e-13 at -34).
-* log_ndtr: < 2e-15 on [-1e150, 30]: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1 (no
+* erfcx: 6 / 4 ulp on [-9, 1e5] (float64: Cody's rational approximations for exp(x^2)
+  erfc(x), Netlib SPECFUN CALERF with jint = 2; float32: Numerical Recipes' erfcc fit; both
+  ``special.erfc_ratio``); inf below x ~ -9.4 (float32) / -26.6 (float64).
+* ndtr: 7 / 6 ulp on [-13, 9]: 0.5 erfc(-x / sqrt 2), and below -1 0.5 erfcx(-x / sqrt 2)
+  exp(-x^2 / 2) with x^2 split exactly (rounding x / sqrt 2 inside exp would cost x^2 ulps).
+* log_ndtr: 8 / 6 ulp on [-1e3, 9]: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1 (no
   underflow: log_ndtr(-1e5) = -5e9), log1p(-ndtr(-x)) above.
-* ndtri: < 4e-16 on [1e-300, 1 - 1e-16]: sqrt(2) erfinv(2p - 1) on [0.25, 0.75] (2p - 1
-  is exact there), else A&S 26.2.23's rational guess (|error| < 4.5e-4) refined by four
-  Newton steps on log_ndtr(x) = log(p), with ndtri(p) = -ndtri(1 - p) above 0.75.
+* ndtri: 4 / 3 ulp on [1e-44 / 1e-300, 1): Cephes' ndtri (three rational approximations,
+  no Newton step), ndtri(p) = -ndtri(1 - p) above 1 - exp(-2).
 """
 from __future__ import annotations
 
 import math
 
-from .pointwise import _ERF_C, _ERF_D, _ERF_P, _ERF_Q, _SQRPI, _in_float64, _ratio, erf64
-from .special import _pair, erfc64
-from .special_math import _quiet, erfinv64
+from .pointwise import _in_float64
+from .special import (ERF_SMALL, _pair, _polyval, _quiet, by_precision, erf_small, erfc_flat,
+                      erfc_ratio, subset)
 
 _SQRT1_2 = 0.70710678118654752440
 _LOG_SQRT_2PI = 0.91893853320467274178
-# A&S 26.2.23: x = t - (c0 + c1 t + c2 t^2) / (1 + d1 t + d2 t^2 + d3 t^3), t = sqrt(-2 ln p)
-_AS_C = (2.515517, 0.802853, 0.010328)
-_AS_D = (1.432788, 0.189269, 0.001308)
+
+
+_ERFCX_CAP = {4: 10.0, 8: 27.0}  # erfcx(-y) overflows to inf before these
+_NDTR_CAP = {4: -16.0, 8: -40.0}  # ndtr underflows to 0 past these
 
 
 def _exp_square(xp, y):
@@ -39,76 +40,104 @@ def _exp_square(xp, y):
     return xp.exp(ysq * ysq) * xp.exp((y - ysq) * (y + ysq))
 
 
-def erfcx64(xp, x):
-    """exp(x^2) erfc(x) of a float64 array, without forming either factor for x > 0.47:
-    Cody's approximations give erfc(y) = exp(-y^2) R(y), and R is the result."""
-    with _quiet(xp):
-        y = xp.abs(x)
-        small = _exp_square(xp, xp.minimum(y, 0.5)) * (1.0 - erf64(xp, xp.clip(x, -0.5, 0.5)))
-        y_mid = xp.clip(y, 0.46875, 4.0)
-        r_mid = _ratio(_ERF_C, _ERF_D, _ERF_C[7], _ERF_D[7], y_mid, 7)
-        y_big = xp.maximum(y, 4.0)
-        z = 1.0 / (y_big * y_big)  # 0 past 1e154: r_big = 1 / (sqrt(pi) y) there
-        r_big = (_SQRPI - z * _ratio(_ERF_P, _ERF_Q, _ERF_P[4], _ERF_Q[4], z, 4)) / y_big
-        r = xp.where(y <= 4.0, r_mid, r_big)
-        # erfcx(-y) = 2 exp(y^2) - erfcx(y); exp overflows to inf below -26.6, as PyTorch
-        neg = 2.0 * _exp_square(xp, xp.minimum(y, 27.0)) - r
-        r = xp.where(x < 0, xp.where(y > 26.7, math.inf, neg), r)
-    return xp.where(y <= 0.46875, small, xp.where(xp.isnan(x), x, r))
+def erfcx_flat(xp, x):
+    """exp(x^2) erfc(x) of a 1-d float32/float64 array in its dtype, without forming
+    either factor for x > 0.47: Cody's erfc(y) = exp(-y^2) R(y), and R is the result."""
+    y = xp.abs(x)
+    r = xp.empty_like(x)
+    small = subset(xp, y <= ERF_SMALL)
+    xs = x[small]
+    r[small] = _exp_square(xp, xs) * (1.0 - erf_small(xp, xs))
+    pos = subset(xp, x > ERF_SMALL)
+    r[pos] = erfc_ratio(xp, x[pos])
+    # erfc(-y) = 2 exp(y^2) - erfcx(y); exp overflows to inf past the cap, as PyTorch
+    neg = subset(xp, x < -ERF_SMALL)
+    yn = y[neg]
+    cap = _ERFCX_CAP[x.dtype.itemsize]
+    e = 2.0 * _exp_square(xp, xp.minimum(yn, cap)) - erfc_ratio(xp, yn)
+    r[neg] = xp.where(yn > cap, math.inf, e)
+    nan = subset(xp, xp.isnan(x))
+    r[nan] = x[nan]
+    return r
 
 
-def ndtr64(xp, x):
-    """The standard normal CDF of a float64 array: 0.5 erfc(-x / sqrt 2), and below -1
-    0.5 erfcx(-x / sqrt 2) exp(-x^2 / 2), where x^2 is split as in Cody's erfc: the
-    rounding of x / sqrt 2 would otherwise cost x^2 ulps in exp's argument."""
-    with _quiet(xp):
-        lo = xp.minimum(x, -1.0)
-        xh = xp.trunc(lo * 16.0) / 16.0
-        left = 0.5 * erfcx64(xp, -lo * _SQRT1_2) * xp.exp(-0.5 * xh * xh) * \
-            xp.exp(-0.5 * (lo - xh) * (lo + xh))
-        left = xp.where(xp.isinf(x), 0.0, left)
-    return xp.where(x < -1.0, left, 0.5 * erfc64(xp, -x * _SQRT1_2))
+def ndtr_flat(xp, x):
+    """The standard normal CDF of a 1-d float32/float64 array: 0.5 erfc(-x / sqrt 2), and
+    below -1 0.5 R(-x / sqrt 2) exp(-x^2 / 2) (R = erfcx), with x^2 split as in Cody's
+    erfc: the rounding of x / sqrt 2 would otherwise cost x^2 ulps in exp's argument."""
+    r = xp.empty_like(x)
+    left = subset(xp, x < -1.0)
+    lo = x[left]
+    lc = xp.maximum(lo, _NDTR_CAP[x.dtype.itemsize])
+    xh = xp.trunc(lc * 16.0) / 16.0
+    r[left] = 0.5 * erfc_ratio(xp, -lo * _SQRT1_2) * xp.exp(-0.5 * xh * xh) * \
+        xp.exp(-0.5 * (lc - xh) * (lc + xh))
+    right = subset(xp, ~(x < -1.0))  # NaN too
+    r[right] = 0.5 * erfc_flat(xp, -x[right] * _SQRT1_2)
+    return r
 
 
-def log_ndtr64(xp, x):
-    """log of the standard normal CDF of a float64 array, accurate in both tails."""
-    with _quiet(xp):
-        lo = xp.minimum(x, -1.0)
-        t = -lo * _SQRT1_2
-        left = xp.log(0.5 * erfcx64(xp, t)) - t * t
-        right = xp.log1p(-ndtr64(xp, -xp.maximum(x, -1.0)))
-    return xp.where(x < -1.0, left, right + 0.0)  # log1p(-0.0) is -0.0
+def log_ndtr_flat(xp, x):
+    """log of the standard normal CDF of a 1-d float32/float64 array, accurate in both
+    tails: log(R(t) / 2) - x^2 / 2 below -1 (t = -x / sqrt 2; no underflow), else
+    log1p(-ndtr(-x))."""
+    r = xp.empty_like(x)
+    left = subset(xp, x < -1.0)
+    lo = x[left]
+    r[left] = xp.log(0.5 * erfc_ratio(xp, -lo * _SQRT1_2)) - 0.5 * lo * lo
+    right = subset(xp, ~(x < -1.0))
+    r[right] = xp.log1p(-ndtr_flat(xp, -x[right])) + 0.0  # log1p(-0.0) is -0.0
+    return r
 
 
-def _ndtri_lower(xp, q):
-    """ndtri(q) for q in (0, 0.25]: A&S 26.2.23, then Newton on log_ndtr(x) = log q."""
-    with _quiet(xp):
-        t = xp.sqrt(-2.0 * xp.log(q))
-        num = _AS_C[0] + t * (_AS_C[1] + t * _AS_C[2])
-        den = 1.0 + t * (_AS_D[0] + t * (_AS_D[1] + t * _AS_D[2]))
-        x = num / den - t
-        log_q = xp.log(q)
-        for _ in range(4):
-            ln = log_ndtr64(xp, x)
-            # d/dx log_ndtr = phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi)
-            slope = xp.exp(-0.5 * x * x - ln - _LOG_SQRT_2PI)
-            x = x - (ln - log_q) / slope
-    return x
+# Cephes ndtri (highest power first): x = y + y^3 P0(y^2) / Q0(y^2) with y = p - 1/2 for
+# |y| <= 3/8; below, with t = sqrt(-2 log q): x = t - log(t) / t - P(1/t) / (t Q(1/t)), P1/Q1
+# for t < 8, P2/Q2 above (q down to exp(-2048)).
+_NDTRI_P0 = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+             1.39312609387279679503E1, -1.23916583867381258016E0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+             -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1,
+             1.59056225126211695515E1, -1.18331621121330003142E0)
+_NDTRI_P1 = (4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+             4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+             -1.40256079171354495875E-1, -3.50424626827848203418E-2,
+             -8.57456785154685413611E-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1,
+             1.50425385692907503408E1, 2.50464946208309415979E0, -1.42182922854787788574E-1,
+             -3.80806407691578277194E-2, -9.33259480895457427372E-4)
+_NDTRI_P2 = (3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+             1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+             3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
+             2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
+             2.89247864745380683936E-6, 6.79019408009981274425E-9)
+_EXP_M2 = 0.13533528323661269189  # exp(-2)
+_SQRT_2PI = 2.50662827463100050242
 
 
-def ndtri64(xp, p):
-    """The inverse of the standard normal CDF of a float64 array (see the module
-    docstring); -inf at 0, inf at 1, NaN outside [0, 1]."""
-    with _quiet(xp):
-        central = math.sqrt(2.0) * erfinv64(xp, xp.clip(2.0 * p - 1.0, -0.5, 0.5))
-        upper = p > 0.5
-        q = xp.where(upper, 1.0 - p, p)  # exact above 0.75 (Sterbenz)
-        q = xp.where((q > 0) & (q <= 0.25), q, 0.25)
-        tail = _ndtri_lower(xp, q)
-        tail = xp.where(upper, -tail, tail)
-        r = xp.where((p >= 0.25) & (p <= 0.75), central, tail)
-        r = xp.where(p == 0, -math.inf, xp.where(p == 1, math.inf, r))
-    return xp.where((p < 0) | (p > 1) | xp.isnan(p), math.nan, r)
+def ndtri_flat(xp, p):
+    """The inverse of the standard normal CDF of a 1-d float32/float64 array: Cephes'
+    ndtri (S. Moshier; as PyTorch), each branch on its own elements, no Newton steps;
+    -inf at 0, inf at 1, NaN outside [0, 1]."""
+    r = xp.full_like(p, math.nan)
+    central = subset(xp, (p >= _EXP_M2) & (p <= 1.0 - _EXP_M2))
+    y = p[central] - 0.5
+    y2 = y * y
+    r[central] = (y + y * (y2 * _polyval(_NDTRI_P0, y2) / _polyval(_NDTRI_Q0, y2))) * _SQRT_2PI
+    # q = min(p, 1 - p) (exact above 1/2); t = sqrt(-2 log q) in [2, 8) or [8, inf)
+    tail = subset(xp, ((p > 0) & (p < _EXP_M2)) | ((p > 1.0 - _EXP_M2) & (p < 1)))
+    pt = p[tail]
+    upper = pt > 0.5
+    t = xp.sqrt(-2.0 * xp.log(xp.where(upper, 1.0 - pt, pt)))
+    for part, num, den in ((subset(xp, t < 8.0), _NDTRI_P1, _NDTRI_Q1),
+                           (subset(xp, t >= 8.0), _NDTRI_P2, _NDTRI_Q2)):
+        tp = t[part]
+        z = 1.0 / tp
+        x = tp - xp.log(tp) / tp - z * _polyval(num, z) / _polyval(den, z)
+        r[tail[part]] = xp.where(upper[part], x, -x)
+    r[subset(xp, p == 0)] = -math.inf
+    r[subset(xp, p == 1)] = math.inf
+    return r
 
 
 def entr64(xp, x):
@@ -132,8 +161,14 @@ def kernels(xp) -> dict:
     def f64(fn):
         return _in_float64(xp, lambda x: fn(xp, x))
 
+    def flat(fn):
+        def run(x):
+            with _quiet(xp):
+                return fn(xp, x)
+        return by_precision(xp, run, run)
+
     return {
-        "special_erfcx": f64(erfcx64), "special_ndtr": f64(ndtr64),
-        "special_log_ndtr": f64(log_ndtr64), "special_ndtri": f64(ndtri64),
+        "special_erfcx": flat(erfcx_flat), "special_ndtr": flat(ndtr_flat),
+        "special_log_ndtr": flat(log_ndtr_flat), "special_ndtri": flat(ndtri_flat),
         "special_entr": f64(entr64), "special_xlog1py": xlog1py,
     }

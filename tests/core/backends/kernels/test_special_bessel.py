@@ -157,13 +157,22 @@ ALL = [S.bessel_j0, S.bessel_j1, S.bessel_y0, S.bessel_y1, S.modified_bessel_k0,
        S.i1e, S.spherical_bessel_j0, S.airy_ai]
 
 
+FLOAT32_KERNELS = (S.bessel_j0, S.bessel_j1, S.bessel_y0, S.bessel_y1, S.i0e, S.i1e)
+
+
 @pytest.mark.parametrize("fn", ALL, ids=lambda f: f.__name__)
 def test_dtypes_and_no_gradient(fn):
     x = E.tensor([0.5, 1.5, 7.0])
     for dt in (E.float16, E.bfloat16, E.float32):
         got = fn(x.to(dt))
         assert got.dtype is dt
-        assert E.equal(got, fn(x.to(dt).double()).to(dt))
+        if fn in FLOAT32_KERNELS:  # float32 algorithms (errors in test_special_precision.py)
+            wide = fn(x.to(dt).double()).numpy()
+            np.testing.assert_allclose(got.double().numpy(), wide, atol=1e-6,
+                                       rtol=2e-6 if dt is E.float32 else 1e-2)
+            assert E.equal(got, fn(x.to(dt).float()).to(dt))  # float32, rounded once
+        else:
+            assert E.equal(got, fn(x.to(dt).double()).to(dt))
     assert fn(E.tensor([1, 2])).dtype is E.float32 and fn(E.tensor([True])).dtype is E.float32
     leaf = E.tensor([0.5, 1.5], dtype=E.float64, requires_grad=True)
     assert fn(leaf).requires_grad is (fn in (S.i0e, S.i1e))  # as PyTorch
