@@ -1,6 +1,8 @@
 """Shared timing helpers for the side-by-side benchmarks (no assertions: print ratios)."""
 from __future__ import annotations
 
+import gc
+import time
 import timeit
 
 
@@ -39,4 +41,41 @@ def interleaved(fns: dict, repeat: int = 7, min_time: float = 0.05) -> dict:
     for _ in range(repeat):
         for k, t in timers.items():
             best[k] = min(best[k], t.timeit(numbers[k]) / numbers[k] * 1e6)
+    return best
+
+
+def interleaved_capped(fns: dict, repeat: int = 5, min_time: float = 0.002, cap: float = 0.5,
+                       first: dict = None) -> dict:
+    """Best per-call time (microseconds) of each of ``fns`` (name -> callable), timed in turn
+    within each of at most ``repeat`` rounds (wall time, ``time.perf_counter``, garbage
+    collector off), for benchmarks with hundreds of cases: each callable gets ``number``
+    calls a round, sized from one warm-up call (or from ``first``, name -> seconds of a call
+    already made) to ``min_time`` seconds, and rounds stop after the first once ``cap``
+    seconds have gone, so an op that takes seconds costs one round, not ``repeat``; a call
+    of ``first`` that took over ``cap`` seconds is its time, and is not run again."""
+    first = dict(first or {})
+    for k, f in fns.items():
+        if k not in first:
+            start = time.perf_counter()
+            f()
+            first[k] = time.perf_counter() - start
+    numbers = {k: max(1, min(100_000, int(min_time / max(first[k], 1e-9)))) for k in fns}
+    best = {k: (first[k] * 1e6 if first[k] > cap else float("inf")) for k in fns}
+    todo = {k: f for k, f in fns.items() if first[k] <= cap}
+    enabled = gc.isenabled()
+    gc.disable()
+    start = time.perf_counter()
+    try:
+        for r in range(repeat):
+            if r and time.perf_counter() - start > cap:
+                break
+            for k, f in todo.items():
+                n = numbers[k]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    f()
+                best[k] = min(best[k], (time.perf_counter() - t0) / n * 1e6)
+    finally:
+        if enabled:
+            gc.enable()
     return best
