@@ -13,6 +13,7 @@ import math
 
 from ...dispatch import wrap_dim
 from ...errors import DtypeError, ShapeError
+from .pointwise import blend
 from .shape import check_broadcast_to
 
 # Largest finite value per floating dtype name (float64 takes any finite Python float).
@@ -73,7 +74,7 @@ def kernels(xp) -> dict:
             raise DtypeError(f"masked_fill(): only boolean masks are supported, but got mask "
                              f"with dtype {mask.dtype}; pass mask.bool() or a comparison")
         v = xp.asarray(cast_scalar(value, a.dtype, "masked_fill"), dtype=a.dtype)
-        return xp.where(mask, v, a)
+        return blend(xp, mask, v, a)  # branch-free: numpy's where branches per element
 
     concatenate = xp.concatenate
 

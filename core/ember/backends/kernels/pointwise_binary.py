@@ -8,11 +8,13 @@ ops/checks.py), so its kernel never sees bools.
 """
 from __future__ import annotations
 
+import numpy as np  # the numpy-only fast paths test ``xp is np``
 
 from ...errors import DtypeError
 from ...types import bool_, get_default_dtype
-from .pointwise import (FLOATING, INTEGRAL, NUMBER_CLASSES, PY_NUMBERS, WIDE_FLOATS,
+from .pointwise import (FLOATING, INTEGRAL, NUMBER_CLASSES, PY_NUMBERS, WIDE_FLOATS, blend,
                         scalar_to)
+from .pointwise import BLEND_MIN_SIZE  # noqa: F401 - re-exported for the tests
 
 _NO_BITS = FLOATING | {bool_}
 UNSUPPORTED = {
@@ -70,9 +72,6 @@ def _check_same_dtype(name: str, a, other) -> None:
     if other.dtype != a.dtype:
         raise DtypeError(f"lerp(): expected dtype {a.dtype} for '{name}' like 'self', but got "
                          f"{other.dtype}; convert it with .to(self.dtype)")
-
-
-BLEND_MIN_SIZE = 2048  # below this numpy's where is as fast as the bit select
 
 
 def kernels(xp) -> dict:
@@ -145,14 +144,6 @@ def kernels(xp) -> dict:
             return q_ + fix.astype(q_.dtype)
         return xp.trunc(xp.true_divide(a, b))  # PyTorch rounds the quotient to the dtype first
 
-    def _int_checked(op, fn):
-        def kernel(a, b):
-            a, b = _pair(a, b)
-            if _is_int(a.dtype):
-                _check_nonzero(op, b)
-            return fn(a, b)
-        return kernel
-
     def pow_(a, e):
         if a.__class__ in PY_NUMBERS:
             a = scalar_to(a, e.dtype)
@@ -161,10 +152,28 @@ def kernels(xp) -> dict:
                 raise RuntimeError(f"pow(): integers to negative integer powers are not "
                                    f"allowed (exponent {e} for a {a.dtype} tensor); use a "
                                    f"float exponent or base, e.g. x.double() ** {e}")
+            if a.dtype.kind not in "biu":  # floating (bfloat16's kind is "V")
+                fast = _POW_SCALAR.get(e)
+                if fast is not None:
+                    if a.dtype.itemsize == 2:  # float16/bfloat16 in float32, rounded once
+                        return fast(a.astype(xp.float32)).astype(a.dtype)
+                    return fast(a)
             return xp.power(a, scalar_to(e, a.dtype, "pow" if _is_int(a.dtype) else None))
         if _is_int(a.dtype) and (e < 0).any():
             return _int_pow_negative(a, e)
         return xp.power(a, e)
+
+    # NOTE: PyTorch's pow_tensor_scalar_optimized_kernel: these exponents are products,
+    # roots and reciprocals, the same roundings as PyTorch: x ** 2, ** 0.5, ** -1 are
+    # correctly rounded; x ** 3, ** -2, ** -0.5 round twice, within 1.5 ulp of the exact
+    # power in float32/float64 (float16/bfloat16 go through float32: correctly rounded).
+    # numpy's power calls powf per element, ~100x slower. Like PyTorch, x ** 0.5 is
+    # sqrt: -0.0 ** 0.5 is -0.0 and -inf ** 0.5 is NaN (C's pow gives +0.0 and +inf).
+    _POW_SCALAR = {
+        2: lambda x: x * x, 3: lambda x: x * x * x, 0.5: xp.sqrt,
+        -0.5: lambda x: xp.reciprocal(xp.sqrt(x)), -1: xp.reciprocal,
+        -2: lambda x: xp.reciprocal(x * x),
+    }
 
     def _int_pow_negative(a, e):
         # PyTorch (tensor exponents only): 1 ** -n == 1, (-1) ** -n == +-1, else 0 (the
@@ -179,6 +188,10 @@ def kernels(xp) -> dict:
     def _shift(left: bool):
         def kernel(a, b):
             a, b = _pair(a, b)
+            if xp is np:
+                # NOTE: numpy defines the over-shifts as PyTorch does (npy_lshift: a count
+                # < 0 or >= bits gives 0, or the sign fill for a signed right shift)
+                return (np.left_shift if left else np.right_shift)(a, b)
             bits = a.dtype.itemsize * 8
             out_of_range = (b < 0) | (b >= bits)
             zero = a.dtype.type(0)
@@ -190,6 +203,52 @@ def kernels(xp) -> dict:
             return xp.where(out_of_range, zero,
                             xp.right_shift(a, xp.where(out_of_range, zero, b)))
         return kernel
+
+    def _narrow(a):
+        """float32/float16/bfloat16 arrays on numpy: the fmod family's exact fast paths."""
+        return xp is np and a.__class__ is arr and a.dtype.kind not in "biu" and \
+            a.dtype.itemsize <= 4
+
+    def fmod(a, b):
+        a, b = _pair(a, b)
+        if _narrow(a):
+            return _fmod_narrow(a, b)
+        if _is_int(a.dtype):
+            _check_nonzero("fmod", b)
+        return xp.fmod(a, b)
+
+    def remainder(a, b):
+        a, b = _pair(a, b)
+        if not _narrow(a):
+            if _is_int(a.dtype):
+                _check_nonzero("remainder", b)
+            return xp.remainder(a, b)  # float64: numpy's zero takes b's sign, PyTorch's a's
+        # PyTorch: m = fmod(a, b), plus b where m != 0 and m, b differ in sign.
+        # NOTE: a zero takes b's sign, as numpy's (and the ONNX export's); PyTorch's keeps
+        # fmod's (a's sign)
+        if a.size < _NARROW_MIN_SIZE and np.size(b) < _NARROW_MIN_SIZE:
+            r = _remainder_steps(_fmod_narrow(a, b), b)
+        else:
+            r, redo = _divmod_blocks(a, b, _REMAINDER)
+            if redo.any():
+                bb = xp.broadcast_to(b, r.shape)[redo]
+                r[redo] = _remainder_steps(_fmod_narrow(xp.broadcast_to(a, r.shape)[redo],
+                                                        bb), bb)
+        return xp.copysign(r, b, out=r)  # only zeros change: the others have b's sign
+
+    def floor_divide(a, b):
+        a, b = _pair(a, b)
+        if not _narrow(a):
+            if _is_int(a.dtype):
+                _check_nonzero("floor_divide", b)
+            return xp.floor_divide(a, b)
+        if a.size < _NARROW_MIN_SIZE and np.size(b) < _NARROW_MIN_SIZE:
+            return _floor_divide_steps(*np.broadcast_arrays(a, b))
+        out, redo = _divmod_blocks(a, b, _FLOOR)
+        if redo.any():
+            out[redo] = _floor_divide_steps(xp.broadcast_to(a, out.shape)[redo],
+                                            xp.broadcast_to(b, out.shape)[redo])
+        return out
 
     def _paired(fn):
         def kernel(a, b):
@@ -221,30 +280,9 @@ def kernels(xp) -> dict:
             dt = b.dtype if a.__class__ in PY_NUMBERS else a.dtype
             check = "where" if dt.kind in "biu" else None  # PyTorch checks int overflow
             a, b = scalar_to(a, dt, check), scalar_to(b, dt, check)
-        if blend_ok and cond.size >= BLEND_MIN_SIZE and a.dtype == b.dtype and \
-                a.dtype.itemsize in uint_of:
-            return _blend(cond, a, b)
+        if a.dtype == b.dtype:
+            return blend(xp, cond, a, b)
         return xp.where(cond, a, b)
-
-    # NOTE: numpy's where branches on every element and runs ~6x slower than this
-    # branch-free select on unpredictable masks (relu's backward: where(x > 0, grad, 0)).
-    # Selecting bit patterns keeps NaN, inf and -0.0 exactly. CuPy's where does not branch.
-    blend_ok = getattr(xp, "__name__", "") == "numpy"
-    uint_of = {2: xp.uint16, 4: xp.uint32, 8: xp.uint64}
-
-    def _blend(cond, a, b):
-        # NOTE: a bit pattern times the mask as uint8 (0 or 1) is the pattern or 0, in
-        # one ufunc pass; masking with all-ones words took three (and numpy's uint64
-        # negative is not vectorized: 15x slower on float64 than this)
-        u = uint_of[a.dtype.itemsize]
-        c = cond.view(xp.uint8)
-        ai, bi = xp.asarray(a).view(u), xp.asarray(b).view(u)
-        if not bi.ndim and not bi:               # where(c, x, 0): the common case
-            r = xp.multiply(ai, c)
-        else:                                    # the products broadcast all three
-            r = xp.multiply(ai, c)
-            r |= xp.multiply(bi, c ^ xp.uint8(1))
-        return r.view(a.dtype)
 
     def lerp(a, end, w):
         # PyTorch does not promote lerp's operands: end (and a weight with dims) must match.
@@ -261,18 +299,29 @@ def kernels(xp) -> dict:
         return _lerp(a, end, w)
 
     def _lerp(a, end, w):
-        # PyTorch's two-sided formula: exact at w == 0 and at w == 1.
+        # PyTorch's two-sided formula: a + w (end - a) where |w| < 0.5, else
+        # end - (end - a) (1 - w); exact at w == 0 and at w == 1.
         diff = end - a
-        return xp.where(xp.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
+        if not w.ndim:  # one weight: one branch for all, 3 passes
+            if abs(w) < 0.5:
+                diff *= w
+                diff += a
+                return diff
+            return end - diff * (1 - w)
+        # NOTE: both sides, then a branch-free select: one formula (base + diff * coef)
+        # would differ in the sign of a zero result at w == 1
+        low = w * diff
+        low += a
+        high = diff * (1 - w)
+        high = xp.subtract(end, high, out=high) if high.shape == low.shape else end - high
+        return blend(xp, xp.abs(w) < 0.5, low, high)
 
     return {
         "add": add, "sub": sub, "mul": mul,
         # NOTE: numpy's float floor_divide/remainder follow Python's divmod, as PyTorch's
         # do (remainder takes the divisor's sign; fmod takes the dividend's).
         "div": div, "true_divide": true_divide,
-        "floor_divide": _int_checked("floor_divide", xp.floor_divide),
-        "remainder": _int_checked("remainder", xp.remainder),
-        "fmod": _int_checked("fmod", xp.fmod),
+        "floor_divide": floor_divide, "remainder": remainder, "fmod": fmod,
         "pow": pow_, "atan2": _paired(xp.arctan2),
         "maximum": _paired(xp.maximum),
         "minimum": _paired(xp.minimum),
@@ -287,3 +336,97 @@ def kernels(xp) -> dict:
         "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
         "where": where, "lerp.Tensor": lerp, "lerp.Scalar": lerp,
     }
+
+
+# ---- fmod, remainder and floor_divide of float32/float16/bfloat16 (numpy only) ---------
+
+# NOTE: numpy's float fmod/remainder/floor_divide call libm's fmodf per element (~20-45
+# ns each, a loop of the exponent difference). For float32 and narrower operands fmod is
+# exact in float64 as a - t b, t = trunc(a / b), while |t| < 2**28: a non-integer
+# quotient of two float32 lies >= 2**-25 relative from an integer, beyond float64's
+# rounding, and t b holds <= 52 bits. The other elements (huge quotients, inf, NaN,
+# b == 0) are redone with fmod itself. Blocks of _BLOCK keep the float64 steps in cache.
+_NARROW_MIN_SIZE = 256  # fewer elements: fmod itself (no blocks to set up)
+_BLOCK = 32768
+# floor(a / b) is t - 1 where the remainder and b differ in sign, else t. PyTorch's
+# div_floor_floating rounds (a - fmod) / b in the operands' dtype, then to the nearest
+# integer: that is t (- 1) while |t| < 2 ** (mantissa bits - 4); larger quotients take
+# its steps (``_floor_divide_steps``).
+_EXACT_QUOTIENT = {np.dtype(np.float32): 2.0 ** 20, np.dtype(np.float16): 2.0 ** 7}
+_EXACT_QUOTIENT_BF16 = 2.0 ** 4
+
+
+_FMOD, _REMAINDER, _FLOOR = range(3)
+
+
+def _divmod_blocks(a, b, mode: int):
+    """(result, redo) of the broadcast operands, in a's dtype: fmod (_FMOD) or remainder
+    (_REMAINDER) up to the sign of a zero, or floor(a / b) (_FLOOR); ``redo`` marks the
+    elements to recompute.
+    """
+    shape = np.broadcast_shapes(a.shape, np.shape(b))
+    af = np.broadcast_to(a, shape).reshape(-1)
+    bf = np.asarray(b) if not np.ndim(b) else np.broadcast_to(b, shape).reshape(-1)
+    n = af.size
+    out, redo = np.empty(n, a.dtype), np.empty(n, np.bool_)
+    k = min(n, _BLOCK)
+    a64, t, r, tmp = np.empty(k), np.empty(k), np.empty(k), np.empty(k, np.bool_)
+    b64 = np.empty(k) if bf.ndim else bf.astype(np.float64)
+    exact = _EXACT_QUOTIENT.get(a.dtype, _EXACT_QUOTIENT_BF16)
+    for s in range(0, n, _BLOCK):
+        e = min(n, s + _BLOCK)
+        m = e - s
+        A, T, R, X, rd = a64[:m], t[:m], r[:m], tmp[:m], redo[s:e]
+        np.copyto(A, af[s:e], casting="unsafe")
+        B = b64
+        if bf.ndim:
+            B = b64[:m]
+            np.copyto(B, bf[s:e], casting="unsafe")
+        np.trunc(np.divide(A, B, out=T), out=T)
+        np.subtract(A, np.multiply(T, B, out=R), out=R)
+        np.isnan(R, out=rd)  # NaN operands, b == 0 (t = inf or NaN), b = +-inf (0 * inf)
+        np.greater_equal(np.abs(T, out=A), exact if mode == _FLOOR else 2.0 ** 28, out=X)
+        rd |= X
+        if mode == _FMOD:
+            np.copyto(out[s:e], R, casting="unsafe")
+            continue
+        # the remainder and b differ in sign: floor is t - 1, PyTorch's remainder r + b
+        # (one rounding in float64 and one to a's dtype: as float32's own sum rounds)
+        np.not_equal(np.less(B, 0), np.less(R, 0), out=X)
+        X &= R != 0
+        if mode == _FLOOR:
+            T -= X
+            np.copyto(out[s:e], T, casting="unsafe")
+        else:
+            R += np.multiply(B, X, out=A)  # NaN for b = +-inf where X is 0: redone anyway
+            np.copyto(out[s:e], R, casting="unsafe")
+    return out.reshape(shape), redo.reshape(shape)
+
+
+def _fmod_narrow(a, b):
+    """C's fmod of float32/float16/bfloat16 operands, exact, in a's dtype."""
+    if a.size < _NARROW_MIN_SIZE and np.size(b) < _NARROW_MIN_SIZE:  # few: fmod itself
+        r = np.fmod(a.astype(np.float32), np.asarray(b).astype(np.float32))
+        return r.astype(a.dtype) if r.dtype != a.dtype else r
+    r, redo = _divmod_blocks(a, b, False)
+    if redo.any():
+        r[redo] = np.fmod(np.broadcast_to(a.astype(np.float32, copy=False), r.shape)[redo],
+                          np.broadcast_to(np.asarray(b, np.float32), r.shape)[redo])
+    return np.copysign(r, a, out=r)  # a zero remainder takes a's sign, as fmod's
+
+
+def _remainder_steps(m, b):
+    """PyTorch's remainder from the fmod ``m``: m + b where m != 0 and the signs differ."""
+    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+def _floor_divide_steps(a, b):
+    """PyTorch's div_floor_floating step by step in a's dtype (operands of one shape)."""
+    m = np.fmod(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    div = (a - m) / b
+    div -= (m != 0) & ((b < 0) != (m < 0))
+    fl = np.floor(div)
+    fl += (div - fl) > 0.5
+    q = a / b  # the result where b == 0, and the sign of a zero quotient
+    fl = np.where(div == 0, np.copysign(a.dtype.type(0), q), fl)
+    return np.where(b == 0, q, fl)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ember as E
 from ember.errors import DtypeError, ShapeError
+from ember.jit.tracing_state import STATE as _tracing
 from ember.ops.composite import composite
 
 __all__ = ["relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
@@ -35,9 +36,27 @@ def _check_floating(op: str, x) -> None:
                                   f"e.g. x.float()")
 
 
+def _plain(x) -> bool:
+    """True when nothing differentiates or traces this call: a composite may then take a
+    shorter forward with the same values (``clamp`` for ``hardtanh``).
+
+    NOTE: the differentiable forms pick PyTorch's gradient at the kinks (hardtanh's is 0
+    at its edges, clamp's is 1), so they stay whenever autograd or a trace records.
+    """
+    return x.dtype in _WIDE and not (x.requires_grad and E.is_grad_enabled()) \
+        and not _tracing.active
+
+
+# float16/bfloat16 keep the where() forms: clamp refuses bounds past their range
+_WIDE = (E.float32, E.float64)
+
+
 @composite("leaky_relu")
 def _leaky_relu(self, negative_slope):
     _check_floating("leaky_relu", self)
+    if _plain(self) and 0 < negative_slope <= 1:
+        # max(x, slope x): 2 passes; x where x > 0, slope x elsewhere (inf and NaN too)
+        return E.maximum(self, self * negative_slope)
     return E.where(self > 0, self, self * negative_slope)
 
 
@@ -60,6 +79,8 @@ def _hardtanh(self, min_val, max_val):
                                "e.g. x.float()")
         # integral inputs stay integral (as PyTorch): float bounds would promote clamp
         return E.clamp(self, int(min_val), int(max_val))
+    if _plain(self):
+        return E.clamp(self, min_val, max_val)  # one pass; PyTorch's forward is clamp
     # NOTE: not clamp: PyTorch's gradient is 0 at the edges (clamp's passes it there), so
     # relu6 has gradient 0 at 0 like relu.
     return E.where(self <= min_val, min_val, E.where(self >= max_val, max_val, self))
@@ -126,12 +147,16 @@ def _prelu(self, weight):
 @composite("hardswish")
 def _hardswish(self):
     _check_floating("hardswish", self)
+    # NOTE: no clamp form: PyTorch's x min(max(x + 3, 0), 6) / 6 gives NaN at -inf and
+    # overflows past 5.6e37, where this one gives 0 and x
     return E.where(self <= -3, 0.0, E.where(self < 3, self * (self + 3) / 6, self))
 
 
 @composite("hardsigmoid")
 def _hardsigmoid(self):
     _check_floating("hardsigmoid", self)
+    if _plain(self):  # 3 passes, the same values as the where()s below
+        return E.clamp(self / 6 + 0.5, 0, 1)
     return E.where(self <= -3, 0.0, E.where(self >= 3, 1.0, self / 6 + 0.5))
 
 
@@ -144,16 +169,17 @@ def _check_lambd(op: str, lambd) -> None:
 def _softshrink(self, lambd):
     _check_floating("softshrink", self)
     _check_lambd("softshrink", lambd)
+    if _plain(self):  # x - clamp(x, -lambd, lambd): 0 in the band, x -+ lambd outside
+        return self - E.clamp(self, -lambd, lambd)
     # x - lambd * sign(x) outside the band: sign keeps NaN NaN and has gradient 0
-    inside = (self >= -lambd) & (self <= lambd)
-    return E.where(inside, 0.0, self - E.sign(self) * lambd)
+    return E.where(self.abs() <= lambd, 0.0, self - E.sign(self) * lambd)
 
 
 @composite("hardshrink")
 def _hardshrink(self, lambd):
     _check_floating("hardshrink", self)
     # NOTE: no check of lambd: PyTorch's hardshrink with lambd < 0 is the identity.
-    return E.where((self >= -lambd) & (self <= lambd), 0.0, self)
+    return E.where(self.abs() <= lambd, 0.0, self)  # NaN is outside: it stays NaN
 
 
 def _write(input, op, *args):
