@@ -62,17 +62,19 @@ def lgamma64(xp, x):
         z = x - 1.0
         z[refl] = -x[refl]  # 1 - x - 1
         s = xp.full_like(z, _LANCZOS[0])
+        # NOTE: the operations of the whole-array formula in its order,
+        # _LOG_SQRT_2PI + (z + 0.5) * log(t) - t + log(s) with s += c_i / (z + i), so that
+        # lgamma(1) and lgamma(2) stay exactly 0 (Poisson's log_prob(0 | 0) = 0)
         for i in range(1, 9):
             d = z + float(i)
-            xp.reciprocal(d, out=d)
-            d *= _LANCZOS[i]
+            xp.divide(_LANCZOS[i], d, out=d)
             s += d
         t = z + 7.5
         r = (z + 0.5) * xp.log(t)
+        r += _LOG_SQRT_2PI
         r -= t
         xp.log(s, out=s)
         r += s
-        r += _LOG_SQRT_2PI
         xr = x[refl]
         sin = xp.abs(xp.sin(math.pi * (xr - xp.floor(xr))))  # exact period reduction
         r[refl] = math.log(math.pi) - xp.log(sin) - r[refl]
