@@ -328,8 +328,10 @@ def kernels(xp) -> dict:
     erf_wide = _in_float64(xp, lambda a: erf64(xp, a))
 
     def erf(a):
-        if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype == F32:
-            return blocked("erf", a)  # a float32 rational approximation, 4e-7 relative
+        # float32 at any size: a float32 rational approximation, 4e-7 relative (the
+        # engine's small path is one pass of ~25 ufuncs, against ~60 float64 passes)
+        if blocked is not None and a.dtype == F32 and a.size:
+            return blocked("erf", a)
         return erf_wide(a)
 
     def nan_to_num(a, nan, posinf, neginf):
