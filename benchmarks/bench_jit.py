@@ -25,22 +25,13 @@ import argparse
 import warnings
 
 import numpy as np
-from _jit_real_sizes import chain_rows, fma_rows, training_rows
+from _jit_real_sizes import chain_rows, fma_rows, pointwise, training_rows
 from _timing import best_of, try_import_torch
 
 import ember as E
 import ember.nn.functional as F
 
 torch = try_import_torch(single_thread=True)
-
-
-def pointwise(x, y):
-    """Ten pointwise ops (the same text runs on numpy arrays, ember and torch tensors)."""
-    a = x * y + 1.0
-    b = a * 0.5 - y
-    c = b * b + x
-    d = c / (y * y + 2.0)
-    return d - x * 0.25
 
 
 def pointwise_rows() -> dict:
