@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dispatch as _d
+from ..backends.elementwise import eager as _engine
 from ..jit.tracing_state import STATE as _TRACING
 from .grad_mode import STATE
 
@@ -117,8 +120,16 @@ def relu_self(grad, result):
     return _d.wrap(k["where"](k["gt"](result._data, 0), grad._data, 0.0), typ.backend)
 
 
-def _mm(grad, a, b, a_t: bool):
-    """``grad.mm(b.t())`` (``a_t`` False) or ``a.t().mm(grad)``, all 2-D of one Type."""
+def _column_major(x) -> bool:
+    """``formulas.is_column_major`` on an array: 2-D with strides ``(1, rows)`` elements."""
+    return x.ndim == 2 and x.shape[0] > 1 and x.strides[0] == x.itemsize and \
+        x.strides[1] == x.shape[0] * x.itemsize
+
+
+def _mm(grad, a, b, a_t: bool, mat2=None):
+    """``grad.mm(b.t())`` (``a_t`` False) or ``a.t().mm(grad)``, all 2-D of one Type; with
+    ``mat2`` given and column-major, the latter as ``grad.t().mm(a).t()``
+    (``formulas.mm_mat2_backward``)."""
     if not _unrecorded(grad) or a.__class__ is not _T or b.__class__ is not _T or \
             a._data.ndim != 2 or b._data.ndim != 2:
         return None
@@ -127,6 +138,8 @@ def _mm(grad, a, b, a_t: bool):
     if a_t:
         if a._type is not typ:
             return None
+        if mat2 is not None and _column_major(mat2._data):
+            return _d.wrap(k["t"](k["mm"](k["t"](grad._data), a._data)), typ.backend)
         return _d.wrap(k["mm"](k["t"](a._data), grad._data), typ.backend)
     if b._type is not typ:
         return None
@@ -141,8 +154,8 @@ def matmul_self(grad, self, other):
 
 @fast("matmul", "other")
 def matmul_other(grad, self, other):
-    """``matmul_backward_other`` for 2-D operands: ``self.t().mm(grad)``"""
-    return _mm(grad, self, other, True)
+    """``matmul_backward_other`` for 2-D operands: ``mm_mat2_backward(grad, self, other, 1)``"""
+    return _mm(grad, self, other, True, other)
 
 
 @fast("mm", "self")
@@ -152,9 +165,28 @@ def mm_self(grad, mat2):
 
 
 @fast("mm", "mat2")
-def mm_mat2(grad, self):
-    """``self.t().mm(grad)``"""
-    return _mm(grad, self, self, True)
+def mm_mat2(grad, self, mat2):
+    """``mm_mat2_backward(grad, self, mat2, 1)``"""
+    return _mm(grad, self, self, True, mat2)
+
+
+@fast("addmm", "mat2")
+def addmm_mat2(grad, mat1, mat2, alpha):
+    """``mm_mat2_backward(grad, mat1, mat2, alpha)`` for ``alpha == 1`` (``linear``)."""
+    if alpha.__class__ is not int or alpha != 1 or mat2.__class__ is not _T:
+        return None
+    return _mm(grad, mat1, mat1, True, mat2)
+
+
+@fast("t", "self")
+def t_self(grad):
+    """``grad.t()``: the same array view, without the view bookkeeping of an op (nothing
+    records it, and nothing writes into a gradient in flight). AccumulateGrad may keep it:
+    see ``grad_ownership``."""
+    if not _unrecorded(grad) or grad._data.ndim > 2:
+        return None
+    typ = grad._type
+    return _d.wrap(typ.kernels["t"](grad._data), typ.backend)
 
 
 def _expanded(grad, self_shape, dim, keepdim):
@@ -198,6 +230,20 @@ def log_softmax_self(grad, result, dim):
     k, g = typ.kernels, grad._data
     total = k["sum"](g, (dim % g.ndim,), True, None)
     return _d.wrap(k["sub"](g, k["mul"](k["exp"](result._data), total), 1), typ.backend)
+
+
+@fast("gelu", "self")
+def gelu_self(grad, self, approximate):
+    """``gelu_backward(grad, self, 'none')`` for float32 numpy arrays of one shape: one
+    blocked pass of the engine (``elementwise.eager.gelu_backward``), the formula's own
+    ufuncs in its order, so the same bits; a dozen ops otherwise."""
+    typ = _pointwise_type(grad, self)
+    if typ is None or approximate != "none" or typ.backend.xp is not np:
+        return None
+    g, x = grad._data, self._data
+    if x.dtype != np.float32 or g.shape != x.shape:
+        return None
+    return _d.wrap(_engine.gelu_backward(g, x), typ.backend)
 
 
 @fast("gather", "self")

@@ -25,6 +25,7 @@ from .kernels import factorizations
 from .kernels import bucketing, special_math
 from .kernels import float_parts, log_scan
 from .kernels import scatter_reduce
+from .kernels import activation
 from .kernels import (special_airy, special_bessel, special_gamma, special_polynomials,
                       special_stats)
 
@@ -36,6 +37,7 @@ MODULES += (factorizations,)  # torch.linalg: inv, solve, det, qr, eigh, svd...
 MODULES += (special_math, bucketing)
 MODULES += (log_scan, float_parts)  # logcumsumexp, frexp
 MODULES += (scatter_reduce,)  # scatter_reduce's sum/prod/mean/amax/amin
+MODULES += (activation,)  # leaky_relu, hardtanh, elu, softplus, mish...
 MODULES += (special_stats, special_gamma, special_bessel, special_airy,
             special_polynomials)  # torch.special
 

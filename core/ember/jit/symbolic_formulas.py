@@ -88,6 +88,10 @@ HELPERS = {
     "clamp_backward_max(grad, self, min, max)":
         "where(self > max, grad, 0.0) if not isinstance(min, Tensor) and min is None else"
         " where((self > max) | (min > max), grad, 0.0)",
+    # NOTE: eager picks the product's layout from mat2's strides, which a graph does not
+    # know; the graph computes the row-major form: the same product, and where eager takes
+    # the column-major form the same values up to the GEMM's summation order
+    "mm_mat2_backward(grad, mat1, mat2, alpha)": "maybe_multiply(mat1.t().mm(grad), alpha)",
 }
 
 

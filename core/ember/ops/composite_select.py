@@ -1,5 +1,7 @@
-"""Composite selection ops (``dispatch: composite``): median, nanmedian, kthvalue,
-quantile, nanquantile over a stable sort, and masked_select, rot90, diff.
+"""Composite selection ops (``dispatch: composite``): median and nanmedian of all
+elements (over the native ``median.dim``/``nanmedian.dim`` of the flattened tensor, whose
+kernels select with a partition: kernels/selection.py), quantile and nanquantile over a
+stable sort, and masked_select, rot90, diff.
 
 Built from ember ops, so gradients need no formulas of their own: a value picked from
 ``sort`` sends its gradient to the element it came from (median's to the selected index,
@@ -10,7 +12,6 @@ numbers. Registered on import by ``ops/composite.py``.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -20,8 +21,6 @@ from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
 from .composite import composite
 
-_RETURN_TYPES = {name: namedtuple(name, ["values", "indices"], module="ember.return_types")
-                 for name in ("median", "nanmedian", "kthvalue")}
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -31,32 +30,6 @@ def _no_bool(op: str, x) -> None:
                                   f"convert with .int() or .float() first")
 
 
-def _median_along(op: str, x, dim: int, keepdim: bool, ignore_nan: bool):
-    """(values, indices) of the lower median along ``dim``: the (n-1)//2-th of the sorted
-    slice; with NaN, the slice's first NaN (median) or the median of its numbers."""
-    if x.ndim == 0:
-        return _RETURN_TYPES[op](x.clone(), E.zeros((), dtype=E.int64, device=x.device))
-    n = x.shape[dim]
-    if n == 0:
-        raise IndexError(f"{op}(): expected reduction dim {dim} to have non-zero size; the "
-                         f"input has shape {list(x.shape)}")
-    s, idx = x.sort(dim, stable=True)
-    k_shape = list(x.shape)
-    k_shape[dim] = 1
-    if x.is_floating_point():
-        nans = (x != x).sum(dim, keepdim=True)  # noqa: PLR0124
-        if ignore_nan:
-            k = ((n - nans - 1) // 2).clamp(min=0)  # an all-NaN slice: its first NaN
-        else:
-            k = E.where(nans > 0, n - nans, (n - 1) // 2)
-    else:
-        k = E.full(k_shape, (n - 1) // 2, dtype=E.int64, device=x.device)
-    values, indices = s.gather(dim, k), idx.gather(dim, k)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return _RETURN_TYPES[op](values, indices)
-
-
 def _median_all(op: str, self, ignore_nan: bool):
     _no_bool(op, self)
     if self.numel() == 0:
@@ -64,7 +37,8 @@ def _median_all(op: str, self, ignore_nan: bool):
             raise ShapeError(f"{op}(): cannot take the median of an empty {self.dtype} tensor "
                              f"(there is no NaN to return); pass a non-empty tensor")
         return E.full((), math.nan, dtype=self.dtype, device=self.device)
-    return _median_along(op, self.reshape(-1), 0, False, ignore_nan).values
+    along = E.nanmedian if ignore_nan else E.median
+    return along(self if self.ndim == 1 else self.reshape(-1), 0).values
 
 
 @composite("median")
@@ -72,38 +46,9 @@ def median(self):
     return _median_all("median", self, False)
 
 
-@composite("median.dim")
-def median_dim(self, dim, keepdim=False):
-    _no_bool("median", self)
-    return _median_along("median", self, dim, keepdim, False)
-
-
 @composite("nanmedian")
 def nanmedian(self):
     return _median_all("nanmedian", self, True)
-
-
-@composite("nanmedian.dim")
-def nanmedian_dim(self, dim, keepdim=False):
-    _no_bool("nanmedian", self)
-    return _median_along("nanmedian", self, dim, keepdim, True)
-
-
-@composite("kthvalue")
-def kthvalue(self, k, dim=-1, keepdim=False):
-    _no_bool("kthvalue", self)
-    n = self.shape[dim] if self.ndim else 1
-    if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): k={k} is out of range for dimension {dim} of size {n} "
-                         f"(input shape {list(self.shape)}); expected 1 <= k <= {n}")
-    if self.ndim == 0:
-        return _RETURN_TYPES["kthvalue"](self.clone(),
-                                         E.zeros((), dtype=E.int64, device=self.device))
-    s, idx = self.sort(dim, stable=True)
-    values, indices = s.narrow(dim, k - 1, 1), idx.narrow(dim, k - 1, 1)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return _RETURN_TYPES["kthvalue"](values, indices)
 
 
 def _check_q(op: str, self, q):
@@ -227,7 +172,9 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
             raise RuntimeError(f"diff(): expected {name} to have self's number of dims "
                                f"({self.ndim}), got shape {list(t.shape)}")
     parts = [t for t in (prepend, self, append) if t is not None]
-    x = E.cat(parts, dim) if len(parts) > 1 else self.clone()
+    x = E.cat(parts, dim) if len(parts) > 1 else self
+    if n == 0 or x.shape[dim] == 0:
+        return x.clone() if x is self else x  # a new tensor, as PyTorch
     for _ in range(n):
         m = x.shape[dim]
         if m == 0:

@@ -1,7 +1,7 @@
-"""Statistics and counting (``dispatch: composite``): cov, corrcoef, mode, msort, isin,
-histogram, histogramdd.
+"""Statistics and counting (``dispatch: composite``): cov, corrcoef, msort, isin,
+histogram, histogramdd (mode is native: kernels/selection.py).
 
-cov, corrcoef and mode's values are differentiable (built from mm, sum, gather, ...);
+cov and corrcoef are differentiable (built from mm, sum, ...);
 isin and the histograms count and have no gradient, as in PyTorch. Bin assignment is a
 binary search on the bin edges themselves (``searchsorted``), so an element lands in the
 bin its edges say it does, even where ``(x - lo) / width`` would round across an edge;
@@ -17,11 +17,9 @@ from collections import namedtuple
 
 import ember as E
 
-from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
 from .composite import composite
 
-_MODE = namedtuple("mode", ["values", "indices"], module="ember.return_types")
 _HISTOGRAM = namedtuple("histogram", ["hist", "bin_edges"], module="ember.return_types")
 _HISTOGRAMDD = namedtuple("histogramdd", ["hist", "bin_edges"], module="ember.return_types")
 
@@ -95,32 +93,6 @@ def corrcoef(self):
 
 
 # ---- order statistics ---------------------------------------------------------------------------
-
-@composite("mode")
-def mode(self, dim=-1, keepdim=False):
-    if self.ndim == 0:
-        return _MODE(self.clone(), E.zeros((), dtype=E.int64, device=self.device))
-    dim = wrap_dim(dim, self.ndim, "mode")
-    n = self.shape[dim]
-    if n == 0:
-        raise IndexError(f"mode(): expected reduction dim {dim} to have non-zero size, got "
-                         f"shape {list(self.shape)}")
-    s, order = self.detach().sort(dim, stable=True)
-    shape = [1] * self.ndim
-    shape[dim] = n
-    pos = E.arange(n, device=self.device).reshape(shape)
-    first = E.ones_like(s.narrow(dim, 0, 1), dtype=E.bool_)
-    starts = E.cat([first, s.narrow(dim, 1, n - 1) != s.narrow(dim, 0, n - 1)], dim)
-    run = pos - E.where(starts, pos, 0).cummax(dim).values  # 0-based position in its run
-    # the first longest run ends at the first argmax: the smallest of the most frequent
-    # values; the stable sort puts its last original index there (PyTorch's choice)
-    at = run.argmax(dim, keepdim=True)
-    indices = order.gather(dim, at)
-    values = self.gather(dim, indices)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return _MODE(values, indices)
-
 
 @composite("msort")
 def msort(self):

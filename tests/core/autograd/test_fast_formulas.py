@@ -32,15 +32,29 @@ FORWARDS = {
     ("relu", ("self",)): lambda dt: leaf(3, 4, dtype=dt).relu(),
     ("mean", ("self",)): lambda dt: leaf(3, 4, dtype=dt).mean(),
     ("log_softmax", ("self",)): lambda dt: leaf(3, 4, dtype=dt).log_softmax(-1),
+    ("gelu", ("self",)): lambda dt: E.nn.functional.gelu(leaf(3, 4, dtype=dt)),
     ("gather", ("self",)): lambda dt: leaf(3, 4, dtype=dt).gather(
         1, E.tensor([[0, 0], [3, 1], [2, 2]])),
+    ("addmm", ("mat2",)): lambda dt: E.addmm(leaf(5, dtype=dt), leaf(3, 4, seed=1, dtype=dt),
+                                             leaf(5, 4, seed=2, dtype=dt).t()),
+    ("t", ("self",)): lambda dt: leaf(3, 4, dtype=dt).t(),
 }
 
+# the same formulas with a column-major mat2 (``linear``'s ``weight.t()``), the layout branch
+COLUMN_MAJOR = {
+    ("mm", ("mat2",)): lambda dt: leaf(3, 4, dtype=dt).mm(leaf(5, 4, seed=1, dtype=dt).t()),
+    ("matmul", ("other",)): lambda dt: leaf(3, 4, dtype=dt) @ leaf(5, 4, seed=1, dtype=dt).t(),
+}
+
+
+# formulas whose kernel form serves only some dtypes (the rest decline: the formula runs)
+ONLY = {("gelu", ("self",)): {E.float32}}
 
 # each op's Tensor arguments, in order
 INPUTS = {"tanh": ["self"], "sigmoid": ["self"], "matmul": ["self", "other"],
           "mm": ["self", "mat2"], "sum": ["self"], "relu": ["self"], "mean": ["self"],
-          "log_softmax": ["self"], "gather": ["self"]}
+          "log_softmax": ["self"], "gather": ["self"], "gelu": ["self"],
+          "addmm": ["self", "mat1", "mat2"], "t": ["self"]}
 
 
 def test_every_kernel_formula_is_tested():
@@ -62,23 +76,39 @@ def counted(monkeypatch, node, key):
     return calls
 
 
+CASES = [(k, f) for k, f in FORWARDS.items()] + [(k, f) for k, f in COLUMN_MAJOR.items()]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("key", list(FORWARDS), ids=lambda k: f"{k[0]}-{k[1][0]}")
-def test_kernel_form_equals_the_formula_bit_for_bit(monkeypatch, key, dtype):
-    y = FORWARDS[key](dtype)
+@pytest.mark.parametrize("key,forward", CASES,
+                         ids=[f"{k[0]}-{k[1][0]}{'-colmajor' if i >= len(FORWARDS) else ''}"
+                              for i, (k, _) in enumerate(CASES)])
+def test_kernel_form_equals_the_formula_bit_for_bit(monkeypatch, key, forward, dtype):
+    y = forward(dtype)
     node = y.grad_fn
     pos = INPUTS[key[0]].index(key[1][0])
     grad = rand(*y.shape, seed=7, dtype=dtype)
     calls = counted(monkeypatch, node, key)
     with E.no_grad():
         fast = node.apply([grad])[pos]
-    assert calls == [True]  # the kernel form ran
+    ran = dtype in ONLY.get(key, {dtype})
+    assert calls == [ran]  # the kernel form ran (or declined a dtype it does not serve)
     with E.enable_grad():  # grad mode on: the kernel form declines, the formula runs
         slow = node.apply([grad])[pos]
-    assert calls == [True, False]
+    assert calls == [ran, False]
     assert fast.dtype is slow.dtype and tuple(fast.shape) == tuple(slow.shape)
     assert np.array_equal(fast._data, slow._data)
+    assert fast._data.strides == slow._data.strides  # the same layout too
     assert fast.grad_fn is None and not fast.requires_grad
+
+
+@pytest.mark.parametrize("key", list(COLUMN_MAJOR), ids=lambda k: k[0])
+def test_a_column_major_mat2_gets_its_gradient_column_major(key):
+    y = COLUMN_MAJOR[key](E.float64)
+    pos = INPUTS[key[0]].index(key[1][0])
+    with E.no_grad():
+        g = y.grad_fn.apply([rand(*y.shape, seed=7, dtype=E.float64)])[pos]
+    assert g._data.flags.f_contiguous and not g._data.flags.c_contiguous
 
 
 def test_sum_gradient_is_a_view_of_the_incoming_one_as_expand_makes_it():

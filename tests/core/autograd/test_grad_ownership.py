@@ -29,8 +29,47 @@ def formula_output(y):
 
 
 def test_the_measured_counts_tell_a_held_gradient_apart():
-    sole = grad_ownership.sole_counts()
-    assert len(sole) == 2 and all(isinstance(n, int) and n > 0 for n in sole)
+    plain, views = grad_ownership.sole_counts()
+    assert len(plain) == 2 and all(isinstance(n, int) and n > 0 for n in plain)
+    assert len(views) == 3 and all(isinstance(n, int) and n > 0 for n in views)
+
+
+def test_a_linear_weight_gradient_is_kept_row_major_not_copied(monkeypatch):
+    from ember.autograd import function
+    copies = []
+    real = function._own
+    monkeypatch.setattr(function, "_own", lambda g: copies.append(g.shape) or real(g))
+    x = E.tensor(np.arange(12.0).reshape(4, 3) / 7)
+    w = E.tensor(np.arange(6.0).reshape(2, 3) / 5 - 0.5, requires_grad=True)
+    b = E.zeros(2, dtype=E.float64, requires_grad=True)
+    E.nn.functional.linear(x, w, b).square().sum().backward()
+    y = x._data @ w.detach()._data.T
+    assert_close(w.grad, 2 * y.T @ x._data)
+    assert w.grad.is_contiguous() and copies == []  # neither the weight's nor the bias's
+    E.nn.functional.linear(x, w, b).square().sum().backward()  # adds in place
+    assert_close(w.grad, 4 * y.T @ x._data)
+
+
+def test_a_whole_view_of_memory_something_else_holds_is_copied():
+    kept = E.tensor([4.0, 5.0, 6.0])
+
+    def hands_a_plain_view(g):
+        t = E.zeros(3, dtype=E.float64)
+        t._data = kept._data[...]  # spans kept's memory exactly; only the engine holds t
+        return t
+
+    x = leaf()
+    identity_with_backward(hands_a_plain_view).apply(x).sum().backward()
+    kept.mul_(0.0)
+    assert_close(x.grad, np.array([4.0, 5.0, 6.0]))
+
+
+def test_with_no_base_count_a_whole_view_is_never_kept(monkeypatch):
+    monkeypatch.setattr(grad_ownership, "_sole", (grad_ownership.sole_counts()[0], ()))
+    x = E.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    E.nn.functional.linear(E.ones(1, 3, dtype=E.float64), x).sum().backward()
+    assert x.grad._data.base is None  # a copy
+    assert_close(x.grad, np.ones((2, 3)))
 
 
 def test_a_fresh_gradient_becomes_grad_itself():

@@ -42,7 +42,8 @@ from ._pointwise import (copysign_backward_self, fmax_fmin_backward, logit_backw
                          xlogy_backward_self)
 from ._reduction import cummaxmin_backward, nansum_backward
 from ._logscan import logcumsumexp_backward
-from ._linalg import einsum_backward, matmul_backward_other, matmul_backward_self
+from ._linalg import (einsum_backward, matmul_backward_other, matmul_backward_self,
+                      mm_mat2_backward)
 from ._linalg import (cholesky_backward, linalg_eigh_backward, linalg_qr_backward,
                       linalg_solve_backward, linalg_svd_backward)
 from ._linalg_solvers import (lstsq_backward, lu_factor_ex_backward, lu_unpack_backward,

@@ -5,7 +5,27 @@ from __future__ import annotations
 
 import ember as E
 
-from ._broadcasting import sum_to
+from ._broadcasting import maybe_multiply, sum_to
+
+
+def is_column_major(m) -> bool:
+    """Whether the 2-D tensor ``m`` is laid out column by column (strides ``(1, rows)``), as
+    a weight used through ``weight.t()`` is. A ``(1, 1)`` matrix counts as row-major."""
+    st = m.stride()
+    return m.ndim == 2 and st[0] == 1 and st[1] == m.shape[0] and m.shape[0] > 1
+
+
+def mm_mat2_backward(grad, mat1, mat2, alpha):
+    """``mm``/``addmm`` w.r.t. ``mat2`` (``(k, n)``): ``alpha * mat1.t() @ grad``.
+
+    When ``mat2`` is column-major (``linear``'s ``weight.t()``), the product is computed as
+    ``(grad.t() @ mat1).t()``: the same values laid out like ``mat2``, so the ``t`` backward
+    hands the weight a row-major gradient that AccumulateGrad keeps instead of copying
+    across the transpose. Reference: PyTorch's ``mm_mat2_backward`` (FunctionsManual.cpp).
+    """
+    if is_column_major(mat2):
+        return maybe_multiply(grad.t().mm(mat1).t(), alpha)
+    return maybe_multiply(mat1.t().mm(grad), alpha)
 
 
 def matmul_backward_self(grad, self, other):
@@ -26,14 +46,14 @@ def matmul_backward_self(grad, self, other):
 def matmul_backward_other(grad, self, other):
     """``matmul`` w.r.t. ``other``."""
     if self.ndim == 2 and other.ndim == 2:
-        return self.t().mm(grad)
+        return mm_mat2_backward(grad, self, other, 1)
     if self.ndim == 1 and other.ndim == 1:
         return grad * self
     if other.ndim == 2 and self.ndim > 2:
         # a weight shared by every matrix of the batch: one (k, N) @ (N, m) product
         # rather than a batched one summed over the batch (torch folds the same way)
         k, m = other.shape
-        return self.reshape(-1, k).t().mm(grad.reshape(-1, m))
+        return mm_mat2_backward(grad.reshape(-1, m), self.reshape(-1, k), other, 1)
     a_1d, b_1d = self.ndim == 1, other.ndim == 1
     g = grad.unsqueeze(-2) if a_1d else grad
     g = g.unsqueeze(-1) if b_1d else g

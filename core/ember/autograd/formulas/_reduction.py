@@ -89,8 +89,8 @@ def norm_backward(grad, self, p, result, dim, keepdim):
         return E.zeros_like(self)
     if p == 1:
         return g * self.sign()
-    if p == 2:
-        return E.where(r == 0, 0.0, g * self / r)
+    if p == 2:  # scaled on the reduced shape first: one full-size multiply (as PyTorch)
+        return self * E.where(r == 0, 0.0, g / r)
     if math.isinf(p):
         mask = self.abs() == r
         return g * self.sign() * mask / mask.sum(_dims(dim, self.ndim), keepdim=True)
@@ -121,10 +121,16 @@ def _exclusive_products(x, dim):
     return left * right.flip([dim])
 
 
-def prod_backward(grad, self, dim, keepdim):
-    """``prod``: each element's gradient is the product of the others (exact with zeros)."""
+def prod_backward(grad, self, result, dim, keepdim):
+    """``prod``: each element's gradient is the product of the others: ``result / self``
+    when no element is 0 (PyTorch's prod_backward; one rounding more than the product),
+    else exclusive products from both sides (exact with zeros)."""
     if self.ndim == 0:
         return grad
+    if not bool((self == 0).any()):
+        if dim is None:
+            return grad * (result / self)
+        return restore_reduced_dims(grad * result, dim, keepdim, self.ndim) / self
     if dim is None:
         flat = self.reshape(-1)
         return (grad * _exclusive_products(flat, 0)).reshape(self.shape)

@@ -21,8 +21,9 @@ import numpy as np
 from .engine import compile_program
 from .program import Program
 from .recipes import compute_dtype, emit
+from .recipes import gelu_backward as _gelu_backward_recipe
 
-__all__ = ["unary", "ENGINE_MIN_SIZE"]
+__all__ = ["unary", "gelu_backward", "ENGINE_MIN_SIZE"]
 
 #: arrays smaller than this run the plain ufunc chain (a blocked call costs ~10 us)
 ENGINE_MIN_SIZE = 1 << 15
@@ -56,3 +57,23 @@ def unary(op: str, a: np.ndarray, erf: Optional[Callable] = None, **consts) -> n
             if kernel is None:
                 kernel = _kernels[key] = _build(op, a.dtype, key[2], erf)
     return kernel(a)[0]
+
+
+def _build_gelu_backward():
+    prog = Program("eager gelu_backward")
+    g, x = prog.input(np.float32), prog.input(np.float32)
+    prog.output(_gelu_backward_recipe(prog, np.dtype(np.float32), g, x))
+    return compile_program(prog, np)
+
+
+def gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """GELU's (approximate='none') gradient ``grad * (Phi(x) + x phi(x))`` of two float32
+    arrays of one shape, in one blocked pass; bit for bit the formula of
+    ``derivatives.yaml`` computed op by op (see ``recipes.gelu_backward``)."""
+    kernel = _kernels.get("gelu_backward")
+    if kernel is None:
+        with _lock:
+            kernel = _kernels.get("gelu_backward")
+            if kernel is None:
+                kernel = _kernels["gelu_backward"] = _build_gelu_backward()
+    return kernel(grad, x)[0]

@@ -58,6 +58,37 @@ def reducer(xp, ufunc: str, method: str):
     return reduce, None
 
 
+# Row sums by einsum: CPU-only (numpy). numpy's add.reduce over the last axis of a 2-d
+# float array runs ~7x slower than einsum's unrolled SIMD loop (0.7 ms against 0.1 ms for
+# (1000, 1000) float32); einsum adds each row in a few SIMD lanes, not pairwise, so it
+# serves rows of at most ROW_SUM_MAX elements, where its error stays that of numpy's
+# pairwise sum (whose blocks of 128 are added the same way): measured on (1000, 1000)
+# float32 normals, max |error| 4e-7 * sum|x| for both; a row norm (einsum's row dot)
+# within 4 ulp of float64 (the pairwise sum of squares: 1.2 ulp, PyTorch: 1.9 ulp).
+ROW_SUM_MIN, ROW_SUM_MAX = 32768, 1024
+
+
+def rows_fit(a, axis) -> bool:
+    """Whether a numpy ``a`` reduced over ``axis`` (an int or a 1-tuple) takes the einsum
+    row sum."""
+    if axis.__class__ is tuple and len(axis) == 1:
+        axis = axis[0]
+    return (axis.__class__ is int and axis == a.ndim - 1 and a.size >= ROW_SUM_MIN
+            and a.shape[-1] <= ROW_SUM_MAX and a.dtype.kind == "f" and a.dtype.itemsize >= 4)
+
+
+def row_sum(xp):
+    """``f(a, axis, keepdim)``: the sum over the last axis of a big float32/float64 array
+    with short rows by einsum, or None where that does not apply (numpy.add.reduce's
+    domain, and every other namespace)."""
+    def f(a, axis, keepdim):
+        if not rows_fit(a, axis):
+            return None
+        r = np.einsum("...i->...", a)
+        return r[..., None] if keepdim else r
+    return f if xp is np else (lambda a, axis, keepdim: None)
+
+
 def is_float(dt) -> bool:
     """Floating dtypes, bfloat16 included (ml_dtypes gives it kind 'V')."""
     return dt.kind == "f" or dt == BFLOAT16
@@ -106,6 +137,7 @@ def require_float(op: str, dt, what: str = "Input dtype") -> None:
 def _sum_like(xp, ufunc: str, method: str):
     """sum and prod: integral and bool inputs give int64 unless ``dtype`` says otherwise."""
     reduce, out = reducer(xp, ufunc, method)
+    fast_rows = row_sum(xp) if ufunc == "add" else None
 
     def kernel(a, dim, keepdim, dtype):
         if dtype is not None and dtype != a.dtype:
@@ -115,6 +147,10 @@ def _sum_like(xp, ufunc: str, method: str):
         axis = None if dim is None else axis_of(a, dim)
         if a.dtype in LOW_FLOATS:
             return reduce(a, axis, F32, out=out, keepdims=keepdim).astype(a.dtype)
+        if fast_rows is not None:
+            r = fast_rows(a, axis, keepdim)
+            if r is not None:
+                return r
         return reduce(a, axis, dtype, out=out, keepdims=keepdim)
     return kernel
 
@@ -225,8 +261,24 @@ def _norm_dtype(a, dtype):
 
 
 def _norm_kernels(xp):
+    add_reduce, _ = reducer(xp, "add", "sum")
+
     def vector_norm(x, p, axis, keepdim):
         """sum(|x|**p)**(1/p) over ``axis``, with p in {0, ±inf} meaning count/max/min."""
+        if p == 2 and x.dtype.kind == "f":  # no abs: x * x is |x|**2
+            if xp is np and rows_fit(x, axis):
+                # CPU-only: einsum's row dot, no (n,) temporary (see ROW_SUM_MAX)
+                r = np.einsum("...i,...i->...", x, x)
+                return xp.sqrt(r[..., None] if keepdim else r)
+            if xp is np and axis is None and x.size >= ROW_SUM_MIN and x.flags.c_contiguous:
+                # the whole tensor as rows of at most ROW_SUM_MAX: einsum row dots, then
+                # numpy's pairwise sum of those
+                width = next((w for w in (1024, 1000, 512, 500, 256) if x.size % w == 0), 0)
+                if width:
+                    rows = x.reshape(-1, width)
+                    r = xp.sqrt(add_reduce(np.einsum("ij,ij->i", rows, rows), None))
+                    return xp.reshape(r, (1,) * x.ndim) if keepdim else r
+            return xp.sqrt(add_reduce(x * x, axis, None, keepdims=keepdim))
         x = xp.abs(x)
         if p == 2:
             x *= x  # in place on abs's fresh result (rebinds a 0-d numpy scalar)
@@ -258,8 +310,9 @@ def _norm_kernels(xp):
 
     def norm(a, p, dim, keepdim, dtype):
         out = _norm_dtype(a, dtype)
-        x = a.astype(xp.float32 if out in LOW_FLOATS else out, copy=False)
-        return vector_norm(x, 2 if p is None else p, axis_of(a, dim), keepdim).astype(out)
+        x = a if out is a.dtype else a.astype(xp.float32 if out in LOW_FLOATS else out)
+        r = vector_norm(x, 2 if p is None else p, axis_of(a, dim), keepdim)
+        return r if r.dtype == out else r.astype(out)
 
     def norm_str(a, p, dim, keepdim, dtype):
         if p not in ("fro", "nuc"):
@@ -279,6 +332,7 @@ def _norm_kernels(xp):
 
 def kernels(xp) -> dict:
     add_reduce, _ = reducer(xp, "add", "sum")
+    sum_rows = row_sum(xp)
 
     def mean(a, dim, keepdim, dtype):
         if dtype is None:
@@ -293,6 +347,10 @@ def kernels(xp) -> dict:
         # (the mean of nothing is nan, as in PyTorch)
         if a.dtype in LOW_FLOATS:
             return (add_reduce(a, axis, F32, keepdims=keepdim) / n).astype(a.dtype)
+        r = sum_rows(a, axis, keepdim)
+        if r is not None:
+            r /= n
+            return r
         return add_reduce(a, axis, None, keepdims=keepdim) / n
 
     table = {"sum": _sum_like(xp, "add", "sum"), "prod": _sum_like(xp, "multiply", "prod"),

@@ -8,10 +8,12 @@ int64, float16/bfloat16 accumulated in float32) with NaN counted as zero.
 """
 from __future__ import annotations
 
-from .reduction import F32, INT64, LOW_FLOATS, axis_of
+from .reduction import F32, INT64, LOW_FLOATS, axis_of, reducer
 
 
 def kernels(xp) -> dict:
+    add_reduce, out = reducer(xp, "add", "sum")
+
     def running(ufunc):
         def kernel(a, dim):
             if a.ndim == 0:
@@ -42,8 +44,14 @@ def kernels(xp) -> dict:
         if a.dtype.kind in "biu":
             return a.sum(axis=axis, dtype=dtype, keepdims=keepdim)
         x = a.astype(F32) if a.dtype in LOW_FLOATS else a
-        r = xp.where(x != x, x.dtype.type(0), x).sum(axis=axis, keepdims=keepdim)  # noqa: PLR0124
-        return xp.asarray(r).astype(a.dtype, copy=False)
+        # A sum without NaN saw no NaN (inf - inf gives one too, and the masked sum below
+        # is then taken): one pass for the common case, the same additions in both.
+        r = add_reduce(x, axis, None, out=out, keepdims=keepdim)
+        total = add_reduce(r, None)  # NaN if any of r is (or holds inf and -inf)
+        if total != total:  # noqa: PLR0124
+            r = add_reduce(xp.where(x != x, x.dtype.type(0), x),  # noqa: PLR0124
+                           axis, None, out=out, keepdims=keepdim)
+        return r if x is a else r.astype(a.dtype)
 
     return {"cummax": running(xp.maximum), "cummin": running(xp.minimum),
             "nansum": nansum}

@@ -5,7 +5,6 @@ overflow; float16/bfloat16 compute in float32 and round once, like PyTorch's CPU
 """
 from __future__ import annotations
 
-
 from .pointwise import WIDE_FLOATS
 from .reduction import LOW_FLOATS, axis_of, is_float, reducer
 
@@ -42,7 +41,8 @@ def kernels(xp) -> dict:
         if x.ndim == 0 or x.size == 0:
             return xp.exp(x - x).astype(out)  # 1 for each element: the softmax of one value
         # a row of all -inf gives nan, as in PyTorch
-        e = exp(x - along(max_reduce, x, dim))
+        e = x - along(max_reduce, x, dim)
+        exp(e, out=e)  # in place: one array of x's size, not two
         e /= along(add_reduce, e, dim)
         return e.astype(out, copy=False)
 

@@ -1,11 +1,13 @@
 """Activation functions with PyTorch's signatures (``torch.nn.functional``).
 
-relu, gelu, silu, sigmoid, tanh, softmax and log_softmax are native ops with kernels and
-derivatives; leaky_relu, elu, selu, celu, hardtanh, relu6, threshold, prelu, hardswish,
-hardsigmoid, softshrink and hardshrink are composite ops (``native_functions.yaml``,
-section ``nn: activations``) built from ``where``, ``expm1`` and comparisons, so autograd
-differentiates them to any order. Each takes the branch PyTorch's backward takes at its
-kinks (e.g. hardswish's gradient is 0 at -3, hardsigmoid's 0 at +-3). The smooth
+relu, gelu, silu, sigmoid, tanh, softmax, log_softmax, the piecewise activations
+leaky_relu, hardtanh, threshold, hardswish, hardsigmoid, softshrink and hardshrink are
+native ops: one kernel each (``backends/kernels/activation.py``) and a backward formula in
+``derivatives.yaml`` that takes the branch PyTorch's backward takes at the kinks (e.g.
+hardswish's gradient is 0 at -3, hardsigmoid's 0 at +-3); elu, selu and celu too, their
+gradients from the saved result as PyTorch's elu_backward. relu6 and prelu are
+composite ops (``native_functions.yaml``, section ``nn: activations``) built from
+``hardtanh`` and ``where``, so autograd differentiates them to any order. The smooth
 activations (softplus, mish, logsigmoid, ...) are in ``activation_smooth``.
 
 ``inplace=True`` writes the result into ``input`` through an in-place ember op (``relu_``,
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import ember as E
 from ember.errors import DtypeError, ShapeError
-from ember.jit.tracing_state import STATE as _tracing
 from ember.ops.composite import composite
 
 __all__ = ["relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
@@ -36,90 +37,9 @@ def _check_floating(op: str, x) -> None:
                                   f"e.g. x.float()")
 
 
-def _plain(x) -> bool:
-    """True when nothing differentiates or traces this call: a composite may then take a
-    shorter forward with the same values (``clamp`` for ``hardtanh``).
-
-    NOTE: the differentiable forms pick PyTorch's gradient at the kinks (hardtanh's is 0
-    at its edges, clamp's is 1), so they stay whenever autograd or a trace records.
-    """
-    return x.dtype in _WIDE and not (x.requires_grad and E.is_grad_enabled()) \
-        and not _tracing.active
-
-
-# float16/bfloat16 keep the where() forms: clamp refuses bounds past their range
-_WIDE = (E.float32, E.float64)
-
-
-@composite("leaky_relu")
-def _leaky_relu(self, negative_slope):
-    _check_floating("leaky_relu", self)
-    if _plain(self) and 0 < negative_slope <= 1:
-        # max(x, slope x): 2 passes; x where x > 0, slope x elsewhere (inf and NaN too)
-        return E.maximum(self, self * negative_slope)
-    return E.where(self > 0, self, self * negative_slope)
-
-
-@composite("elu")
-def _elu(self, alpha):
-    _check_floating("elu", self)
-    # NOTE: expm1 sees min(x, 0): exp of a large positive x would be inf in the branch
-    # where() drops, and its zero gradient times inf would be NaN.
-    return E.where(self > 0, self, E.expm1(E.clamp_max(self, 0)) * alpha)
-
-
-@composite("hardtanh")
-def _hardtanh(self, min_val, max_val):
-    if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
-                         f"({max_val})")
-    if not self.is_floating_point():
-        if self.dtype is E.bool_:
-            raise RuntimeError("hardtanh: bool inputs are not supported; convert them first, "
-                               "e.g. x.float()")
-        # integral inputs stay integral (as PyTorch): float bounds would promote clamp
-        return E.clamp(self, int(min_val), int(max_val))
-    if _plain(self):
-        return E.clamp(self, min_val, max_val)  # one pass; PyTorch's forward is clamp
-    # NOTE: not clamp: PyTorch's gradient is 0 at the edges (clamp's passes it there), so
-    # relu6 has gradient 0 at 0 like relu.
-    return E.where(self <= min_val, min_val, E.where(self >= max_val, max_val, self))
-
-
 @composite("relu6")
 def _relu6(self):
-    return _hardtanh(self, 0, 6)
-
-
-# Self-normalizing constants (Klambauer et al., 2017), as in PyTorch's selu.
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-@composite("selu")
-def _selu(self):
-    _check_floating("selu", self)
-    return _elu(self, _SELU_ALPHA) * _SELU_SCALE
-
-
-@composite("celu")
-def _celu(self, alpha):
-    _check_floating("celu", self)
-    if alpha == 0:
-        raise ValueError("celu: alpha cannot be 0 (the negative part is alpha * (exp(x / "
-                         "alpha) - 1)); pass a non-zero alpha, e.g. 1.0")
-    # NOTE: expm1 sees min(x, 0) for the reason given in _elu.
-    return E.where(self > 0, self, E.expm1(E.clamp_max(self, 0) / alpha) * alpha)
-
-
-@composite("threshold")
-def _threshold(self, threshold, value):
-    if self.dtype is E.bool_:
-        raise NotImplementedError("threshold: bool inputs are not supported; convert them "
-                                  "first, e.g. x.float()")
-    # x <= threshold, not x > threshold: NaN stays NaN, as in PyTorch; masked_fill casts
-    # value to self's dtype (integral inputs stay integral).
-    return self.masked_fill(self <= threshold, value)
+    return E.hardtanh(self, 0, 6)
 
 
 @composite("prelu")
@@ -142,44 +62,6 @@ def _prelu(self, weight):
                          f"(input.shape[1] = {channels} for input of shape "
                          f"{tuple(self.shape)}), got {n} elements")
     return E.where(self > 0, self, self * w)
-
-
-@composite("hardswish")
-def _hardswish(self):
-    _check_floating("hardswish", self)
-    # NOTE: no clamp form: PyTorch's x min(max(x + 3, 0), 6) / 6 gives NaN at -inf and
-    # overflows past 5.6e37, where this one gives 0 and x
-    return E.where(self <= -3, 0.0, E.where(self < 3, self * (self + 3) / 6, self))
-
-
-@composite("hardsigmoid")
-def _hardsigmoid(self):
-    _check_floating("hardsigmoid", self)
-    if _plain(self):  # 3 passes, the same values as the where()s below
-        return E.clamp(self / 6 + 0.5, 0, 1)
-    return E.where(self <= -3, 0.0, E.where(self >= 3, 1.0, self / 6 + 0.5))
-
-
-def _check_lambd(op: str, lambd) -> None:
-    if lambd < 0:
-        raise ValueError(f"{op}: lambd must be >= 0, got {lambd}")
-
-
-@composite("softshrink")
-def _softshrink(self, lambd):
-    _check_floating("softshrink", self)
-    _check_lambd("softshrink", lambd)
-    if _plain(self):  # x - clamp(x, -lambd, lambd): 0 in the band, x -+ lambd outside
-        return self - E.clamp(self, -lambd, lambd)
-    # x - lambd * sign(x) outside the band: sign keeps NaN NaN and has gradient 0
-    return E.where(self.abs() <= lambd, 0.0, self - E.sign(self) * lambd)
-
-
-@composite("hardshrink")
-def _hardshrink(self, lambd):
-    _check_floating("hardshrink", self)
-    # NOTE: no check of lambd: PyTorch's hardshrink with lambd < 0 is the identity.
-    return E.where(self.abs() <= lambd, 0.0, self)  # NaN is outside: it stays NaN
 
 
 def _write(input, op, *args):

@@ -1,11 +1,11 @@
 """Smooth activations and gates with PyTorch's signatures (``torch.nn.functional``):
 softplus, mish, logsigmoid, softsign, tanhshrink, glu and softmin.
 
-Each is a composite op (``native_functions.yaml``, section ``nn: activations``) built from
-ember ops, so autograd differentiates it to any order. Where a textbook formula would
-overflow (``exp`` of a large input) each branch of a ``where`` sees its input clamped to
-the range where that branch is taken: the dropped branch then stays finite, and its zero
-gradient does not turn into ``0 * inf = nan``.
+softplus, mish and log_sigmoid are native ops: one kernel each
+(``backends/kernels/activation.py``) and PyTorch's backward formulas in
+``derivatives.yaml``. softsign, tanhshrink, glu and softmin are composite ops
+(``native_functions.yaml``, section ``nn: activations``) built from ember ops, so autograd
+differentiates them to any order.
 
 Choices where PyTorch leaves room: ``softmin`` needs ``dim``, as ``softmax`` here.
 """
@@ -18,42 +18,6 @@ from ember.ops.composite import composite
 from .activation import _check_floating, _need_dim, _write
 
 __all__ = ["softplus", "mish", "logsigmoid", "softsign", "tanhshrink", "glu", "softmin"]
-
-_HALF = (E.float16, E.bfloat16)
-
-
-def _log1p_exp(z):
-    """log(1 + exp(z)) for any z, accurate at both ends, gradient sigmoid(z) (1/2 at 0)."""
-    # NOTE: the clamps are no-ops where each branch is taken; at z == 0 the second
-    # branch's clamp passes the gradient (clamp's does at its edge), giving exactly 1/2.
-    pos = z > 0
-    return E.where(pos, z + E.log1p(E.exp(-E.clamp_min(z, 0))),
-                   E.log1p(E.exp(E.clamp_max(z, 0))))
-
-
-@composite("softplus")
-def _softplus(self, beta, threshold):
-    _check_floating("softplus", self)
-    if self.dtype in _HALF:  # as PyTorch: float16's exp overflows from z = 11.1
-        return _softplus(self.float(), beta, threshold).to(self.dtype)
-    z = self * beta
-    # PyTorch's formula (log1p(exp(z)) up to threshold, then the identity), with exp's
-    # input clamped so the branch where() drops cannot overflow
-    return E.where(z > threshold, self, E.log1p(E.exp(E.clamp_max(z, threshold))) / beta)
-
-
-@composite("mish")
-def _mish(self):
-    _check_floating("mish", self)
-    if self.dtype in _HALF:  # computed in float32, as PyTorch does
-        return _mish(self.float()).to(self.dtype)
-    return self * E.tanh(_softplus(self, 1, 20))
-
-
-@composite("log_sigmoid")
-def _log_sigmoid(self):
-    _check_floating("logsigmoid", self)
-    return -_log1p_exp(-self)
 
 
 def _no_bool(op: str, x) -> None:

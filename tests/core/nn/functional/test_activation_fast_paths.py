@@ -23,8 +23,8 @@ CASES = {
     "leaky_relu(1)": (lambda x: F.leaky_relu(x, 1.0), lambda x: x),
     "hardtanh": (lambda x: F.hardtanh(x), lambda x: np.where(np.isnan(x), x, np.clip(x, -1, 1))),
     "relu6": (F.relu6, lambda x: np.where(np.isnan(x), x, np.clip(x, 0, 6))),
-    "hardsigmoid": (F.hardsigmoid,
-                    lambda x: np.where(x <= -3, 0, np.where(x >= 3, 1, x / 6 + 0.5))),
+    # PyTorch's min(max(x + 3, 0), 6) / 6 (x / 6 + 1/2 cancels near -3)
+    "hardsigmoid": (F.hardsigmoid, lambda x: np.clip(x + 3, 0, 6) / 6),
     "softshrink": (lambda x: F.softshrink(x, 0.5),
                    lambda x: np.where(np.abs(x) <= 0.5, 0, x - np.sign(x) * 0.5)),
     "hardshrink": (lambda x: F.hardshrink(x, 0.5),
