@@ -5,7 +5,10 @@ from __future__ import annotations
 import ember as E
 
 from ..backends.kernels.factorizations import raise_lu_info
+from ..backends.kernels.factorizations.householder import householder_product
+from ..dispatch import wrap
 from ..errors import ShapeError
+from ..autograd import kernel_pair as _fused
 from ..ops.composite import composite
 from ._checks import named, need_float, need_matrix, need_same_dtype
 
@@ -40,9 +43,21 @@ def _householder_product(input, tau):
     if k > n:
         raise ShapeError(f"{op}: input.shape[-1] must be greater than or equal to "
                          f"tau.shape[-1], got {n} and {k}")
-    Q = E.eye(m, n, dtype=input.dtype, device=input.device).expand(input.shape)
-    rows = E.arange(m, device=input.device).unsqueeze(-1)
-    for i in reversed(range(k)):  # Q <- H_i Q, innermost reflector first
-        v = E.where(rows > i, input[..., :, i:i + 1], (rows == i).to(input.dtype))
-        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mT @ Q))
-    return Q
+    # Compact WY (Schreiber & Van Loan 1989; Joffrain et al. 2006, "Accumulating
+    # Householder transformations, revisited", TOMS 32(2)): H_1 ... H_k = I - V T V^T with
+    # T^-1 = diag(1/tau) + striu(V^T V), i.e. T = (I + diag(tau) striu(V^T V))^-1 diag(tau).
+    # The unit upper triangular solve needs no 1/tau (tau = 0 is H_i = I), and the whole
+    # product is two GEMMs and one solve instead of k rank-1 updates of (m, n).
+    # NOTE: float32 error against a float64 reference: ~13 ulp of max|Q| at 128 x 128,
+    # as PyTorch's orgqr (tests/core/linalg/test_fast_paths.py).
+    if not (E.is_grad_enabled() and (input.requires_grad or tau.requires_grad)) and \
+            not _fused.tracing() and k > 0 and input.dtype in (E.float32, E.float64):
+        # no gradient wanted: the same formula on arrays, without one op per step
+        backend = input._type.backend
+        return wrap(householder_product(backend.xp, input._data, tau._data), backend)
+    dt, dev = input.dtype, input.device
+    V = E.tril(input[..., :, :k], -1) + E.eye(m, k, dtype=dt, device=dev)
+    t = tau.unsqueeze(-1)
+    S = E.triu(V.mT @ V, 1)
+    W = E.linalg_solve(E.eye(k, dtype=dt, device=dev) + t * S, t * V[..., :n, :].mT)
+    return E.eye(m, n, dtype=dt, device=dev) - V @ W

@@ -96,8 +96,12 @@ def _cholesky_solve(self, input2, upper=False):
 @composite("cholesky_inverse")
 def _cholesky_inverse(self, upper=False):
     need_matrix("cholesky_inverse", self, square=True)
+    need_float("cholesky_inverse", self)
     eye = E.eye(self.shape[-1], dtype=self.dtype, device=self.device).expand(self.shape)
-    return E.cholesky_solve(eye, self, upper)
+    # A^-1 = L^-T L^-1 (A = L L^T) or U^-1 U^-T (A = U^T U): one triangular solve and one
+    # product instead of two solves against the identity
+    W = E.linalg_solve_triangular(self, eye, upper=upper)
+    return W @ W.mT if upper else W.mT @ W
 
 
 @composite("triangular_solve")

@@ -6,8 +6,10 @@ import numpy as np
 
 import ember as E
 
+from ..backends.kernels.vector_fused import cross_backward, cross_forward
 from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
+from ..autograd import kernel_pair as _fused
 from ..ops.composite import composite
 from ._checks import need_float, need_matrix, need_same_dtype
 
@@ -94,7 +96,16 @@ def _cross(self, other, dim=-1):
     if sizes != [3, 3]:
         raise ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                          f"{sizes[0]} and {sizes[1]}")
-    a, b = self.expand(shape), other.expand(shape)
+    a = self if tuple(self.shape) == shape else self.expand(shape)
+    b = other if tuple(other.shape) == shape else other.expand(shape)
+    if a.dtype is b.dtype:
+        return _fused.run("linalg_cross", _cross_reference, cross_forward, cross_backward,
+                          (a, b), (d,))
+    return _cross_reference(a, b, d)
+
+
+def _cross_reference(a, b, d):
+    """linalg.cross op by op (the fused kernels' reference)."""
     return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
 
 

@@ -1,20 +1,43 @@
 """Quantities read off the spectrum: ``svdvals``, ``eigvalsh``, ``pinv`` and
-``matrix_rank`` (composites over ``linalg_svd`` / ``linalg_eigh``)."""
+``matrix_rank`` (composites over ``linalg_svd`` / ``linalg_eigh``). When no gradient is
+wanted, svdvals and eigvalsh (and matrix_rank, cond, matrix_norm(2) through them) ask
+LAPACK for the values alone, through the backend's ``xp.linalg``, as PyTorch's kernels
+do; the vectors are computed only for autograd."""
 from __future__ import annotations
 
 import ember as E
 
+from ..dispatch import wrap
+from ..autograd import kernel_pair as _fused
 from ..ops.composite import composite
 from ._checks import need_float, need_matrix
 
 
+def _values_only(A) -> bool:
+    """Whether only the values are wanted: no gradient will be asked of A (the gradient
+    needs the vectors), no trace is open (it must record linalg_svd / linalg_eigh), and
+    a float32/float64 A (others keep the ops' dtype errors)."""
+    return not (A.requires_grad and E.is_grad_enabled()) and not _fused.tracing() and \
+        A.dtype in (E.float32, E.float64) and A.ndim >= 2
+
+
 @composite("linalg_svdvals")
 def _svdvals(A):
+    if _values_only(A):
+        # LAPACK's gesdd without singular vectors: ~3x faster than linalg_svd at 128x128
+        backend = A._type.backend
+        s = backend.xp.linalg.svd(A._data, compute_uv=False)
+        return wrap(s.astype(A._data.dtype, copy=False), backend)
     return E.linalg_svd(A, False)[1]
 
 
 @composite("linalg_eigvalsh")
 def _eigvalsh(self, UPLO="L"):
+    if _values_only(self) and UPLO in ("L", "U") and self.shape[-1] == self.shape[-2]:
+        # LAPACK's syevd without eigenvectors (~4x faster than linalg_eigh at 128x128)
+        backend = self._type.backend
+        w = backend.xp.linalg.eigvalsh(self._data, UPLO=UPLO)
+        return wrap(w.astype(self._data.dtype, copy=False), backend)
     return E.linalg_eigh(self, UPLO)[0]
 
 
@@ -27,6 +50,13 @@ def _spectrum(op, A, hermitian):
         return w, w.abs(), V
     U, S, Vh = E.linalg_svd(A, False)
     return (U, Vh), S, None
+
+
+def _magnitudes(op, A, hermitian):
+    """|eigenvalues| (hermitian) or singular values, without vectors (matrix_rank)."""
+    need_matrix(op, A, square=hermitian)
+    need_float(op, A)
+    return E.linalg_eigvalsh(A).abs() if hermitian else E.linalg_svdvals(A)
 
 
 def _tolerance(A, mags, atol, rtol):
@@ -54,5 +84,5 @@ def _pinv(self, atol=None, rtol=None, hermitian=False):
 @composite("linalg_matrix_rank.atol_rtol_float")
 def _matrix_rank(self, atol=None, rtol=None, hermitian=False):
     with E.no_grad():
-        _, mags, _ = _spectrum("linalg.matrix_rank", self, hermitian)
+        mags = _magnitudes("linalg.matrix_rank", self, hermitian)
         return (mags > _tolerance(self, mags, atol, rtol)).sum(-1)

@@ -31,25 +31,28 @@ def _ranks(op: str, **tensors) -> None:
 
 def _scale_add(op: str, self, prod, beta, alpha):
     """beta * self + alpha * prod, with self broadcasting to prod's shape."""
-    shape = tuple(prod.shape)
-    try:
-        ok = tuple(np.broadcast_shapes(tuple(self.shape), shape)) == shape
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ShapeError(f"{op}(): expected self to broadcast to the product's shape "
-                         f"{list(shape)}, got {list(self.shape)}")
-    dtype = E.promote_types(self.dtype, prod.dtype)
+    shape = prod.shape
+    if self.shape != shape:  # (np.broadcast_shapes costs ~10 us: only when they differ)
+        try:
+            ok = tuple(np.broadcast_shapes(tuple(self.shape), tuple(shape))) == tuple(shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"{op}(): expected self to broadcast to the product's shape "
+                             f"{list(shape)}, got {list(self.shape)}")
+    dtype = prod.dtype if self.dtype is prod.dtype else \
+        E.promote_types(self.dtype, prod.dtype)
     if not dtype.is_floating_point:
         for name, v in (("beta", beta), ("alpha", alpha)):
             if isinstance(v, float):
                 raise DtypeError(f"{op}(): for integral or bool inputs, {name} must not be a "
                                  f"floating point number, got {v}; pass an int or convert "
                                  f"the inputs with .float()")
-    out = prod if alpha == 1 else prod * alpha
     if beta == 0:  # self is not read at all: NaN/inf in it do not leak (as PyTorch)
-        return out.to(dtype)
-    return E.add(self if beta == 1 else self * beta, out)
+        return (prod if alpha == 1 else prod * alpha).to(dtype)
+    if alpha == 1:
+        return E.add(self if beta == 1 else self * beta, prod)
+    return E.add(self if beta == 1 else self * beta, prod * alpha)
 
 
 @composite("mv")

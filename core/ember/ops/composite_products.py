@@ -1,5 +1,6 @@
-"""Composite products, distances and integrals (``dispatch: composite``): tensordot, kron,
-inner, cdist, trapezoid, cumulative_trapezoid; and take, aminmax, heaviside.
+"""Composite products and integrals (``dispatch: composite``): tensordot, kron, inner,
+trapezoid, cumulative_trapezoid; and take, aminmax, heaviside (cdist lives with the other
+distances in ``nn/functional/distance.py``).
 
 Built from ember ops (permute, reshape, mm, sum, ...), so autograd and tracing see
 through them. Registered on import by ``ops/composite.py``.
@@ -16,8 +17,6 @@ from ..errors import DtypeError, ShapeError
 from .composite import composite
 
 _AMINMAX = namedtuple("aminmax", ["min", "max"], module="ember.return_types")
-CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-               "donot_use_mm_for_euclid_dist")
 
 
 def _same_dtype(op: str, a, b) -> None:
@@ -60,9 +59,19 @@ def tensordot(self, other, dims=2):
     fa = [d for d in range(self.ndim) if d not in da]
     fb = [d for d in range(other.ndim) if d not in db]
     k = math.prod(self.shape[d] for d in da)
-    a = self.permute(fa + da).reshape(math.prod(self.shape[d] for d in fa), k)
-    b = other.permute(db + fb).reshape(k, math.prod(other.shape[d] for d in fb))
-    return E.mm(a, b).reshape([self.shape[d] for d in fa] + [other.shape[d] for d in fb])
+    a, b = self, other
+    # NOTE: each permute / reshape is an op (~5 us at small sizes): only those that change
+    # something (tensordot(a, b, 1) of two matrices is one mm)
+    if fa + da != list(range(self.ndim)):
+        a = a.permute(fa + da)
+    if db + fb != list(range(other.ndim)):
+        b = b.permute(db + fb)
+    rows, cols = math.prod(self.shape[d] for d in fa), math.prod(other.shape[d] for d in fb)
+    a = a if tuple(a.shape) == (rows, k) else a.reshape(rows, k)
+    b = b if tuple(b.shape) == (k, cols) else b.reshape(k, cols)
+    out = [self.shape[d] for d in fa] + [other.shape[d] for d in fb]
+    r = E.mm(a, b)
+    return r if list(r.shape) == out else r.reshape(out)
 
 
 @composite("kron")
@@ -83,60 +92,9 @@ def inner(self, other):
     if self.shape[-1] != other.shape[-1]:
         raise ShapeError(f"inner(): expected the last dims to match, got shapes "
                          f"{list(self.shape)} and {list(other.shape)}")
+    if other.ndim <= 2:  # (..., k) @ (m, k)^T: one matmul, its batch folded into a GEMM
+        return E.matmul(self, other.mT if other.ndim == 2 else other)
     return tensordot(self, other, ([-1], [-1]))
-
-
-@composite("cdist")
-def cdist(x1, x2, p=2.0, compute_mode=None):
-    for name, x in (("x1", x1), ("x2", x2)):
-        if x.ndim < 2:
-            raise ShapeError(f"cdist(): expected {name} of shape (*, P, M) with at least 2 "
-                             f"dims, got {list(x.shape)}")
-        if not x.is_floating_point():
-            raise DtypeError(f"cdist(): expected floating point inputs, got {name} of dtype "
-                             f"{x.dtype}; convert with .float()")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise ShapeError(f"cdist(): x1 and x2 must have the same number of columns M, got "
-                         f"{list(x1.shape)} and {list(x2.shape)}")
-    if p < 0 or math.isnan(p):
-        raise ValueError(f"cdist(): expected a non-negative p, got {p}")
-    if compute_mode not in CDIST_MODES:
-        raise ValueError(f"cdist(): expected compute_mode in {CDIST_MODES}, got "
-                         f"{compute_mode!r}")
-    if p == 2 and _use_mm(compute_mode, x1.shape[-2], x2.shape[-2]):
-        return _euclidean_mm(x1, x2)
-    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # (*, P, R, M)
-    if p == 0:
-        return (diff != 0).to(diff.dtype).sum(-1)
-    if math.isinf(p):
-        return diff.amax(-1) if diff.shape[-1] else diff.sum(-1)
-    if p == 1:
-        return diff.sum(-1)
-    s = (diff ** p).sum(-1)
-    # NOTE: the root's derivative is infinite at 0; like PyTorch, a zero distance gets a
-    # zero gradient (the where keeps the infinity out of the backward pass)
-    pos = s > 0
-    return E.where(pos, E.where(pos, s, 1.0) ** (1.0 / p), 0.0)
-
-
-def _use_mm(compute_mode, p_rows: int, r_rows: int) -> bool:
-    """PyTorch's rule: the GEMM form when asked, or by default past 25 rows on a side."""
-    if compute_mode == "use_mm_for_euclid_dist":
-        return True
-    if compute_mode == "donot_use_mm_for_euclid_dist":
-        return False
-    return p_rows > 25 or r_rows > 25
-
-
-def _euclidean_mm(x1, x2):
-    """sqrt(max(||x||^2 + ||y||^2 - 2 x y^T, 0)): one GEMM, no (P, R, M) difference
-    tensor (PyTorch's _euclidean_dist). NOTE: the expansion cancels for close points,
-    so small distances lose relative precision, as they do in PyTorch."""
-    x1n = (x1 * x1).sum(-1, keepdim=True)                     # (*, P, 1)
-    x2n = (x2 * x2).sum(-1, keepdim=True).transpose(-1, -2)   # (*, 1, R)
-    s = (x1n + x2n - 2 * E.matmul(x1, x2.transpose(-1, -2))).clamp_min(0)
-    pos = s > 0
-    return E.where(pos, E.where(pos, s, 1.0).sqrt(), 0.0)
 
 
 def _to_float(y):

@@ -129,9 +129,9 @@ def _hardsigmoid(n: _Node) -> str:
     n.floating_only()
     dt = n.out
     x = n.tensor(0, dt)
-    # eager: where(x <= -3, 0, where(x >= 3, 1, x / 6 + 0.5)); x / 6 rounded to dt as
-    # eager's is (+ 0.5 cancels near -3, where float16's rounding shows)
-    mid = f"({_rounded(_div(x, _num(6, dt), dt), dt)} + {_num(0.5, dt)})"
+    # eager (PyTorch's): min(max(x + 3, 0), 6) / 6; x + 3 is exact near -3, where
+    # x / 6 + 0.5 would cancel
+    mid = _div(f"({_p(x)} + {_num(3, dt)})", _num(6, dt), dt)
     return _where(f"({_p(x)} <= {_num(-3, dt)})", _num(0, dt),
                   _where(f"({_p(x)} >= {_num(3, dt)})", _num(1, dt), mid))
 

@@ -12,10 +12,12 @@ blank, l_2, ..., l_S, blank) of length 2S + 1, in log space:
 
 and the loss is -logsumexp(alpha_{T-1}(2S), alpha_{T-1}(2S - 1)).
 
-``ctc_loss`` is a composite op (``native_functions.yaml``, section ``nn: extra losses``):
-the recursion runs as T steps of ember ops over the whole batch at once, so autograd
-gives the gradient (the backward "beta" recursion falls out of reverse mode) and
-differentiates it again. Each step's logsumexp is written so that states no alignment
+``ctc_loss`` is a composite op (``native_functions.yaml``, section ``nn: extra losses``)
+whose per-sequence losses come from one fused kernel pair (``backends/kernels/
+loss_ctc.py``: the alpha and beta recursions, one vectorized step per frame, through
+``_fused.run``). Its op-by-op form ``_ctc_losses`` (T steps of ember ops over the whole
+batch) is the reference that create_graph differentiates, so higher orders are those of
+reverse mode through the recursion. Each step's logsumexp is written so that states no alignment
 reaches (alpha = -inf) get a zero gradient instead of NaN: an impossible alignment has
 loss inf, and with ``zero_infinity`` loss 0 and gradient 0, as PyTorch. Sequences shorter
 than T keep their alpha unchanged after their last frame.
@@ -27,12 +29,13 @@ log_probs = log_softmax(logits)); without one, PyTorch's gradient fails gradchec
 """
 from __future__ import annotations
 
-import numpy as np
-
 import ember as E
 from ember.errors import DtypeError, ShapeError
+from ember import dispatch as _d
+from ember.backends.kernels.loss_ctc import ctc_backward, ctc_forward, ctc_labels
 from ember.ops.composite import composite
 
+from ember.autograd import kernel_pair as _fused
 from .loss import _check_reduction
 
 __all__ = ["ctc_loss"]
@@ -61,54 +64,58 @@ def _lengths(op: str, name: str, lengths, n: int, limit: int, limit_name: str) -
     return list(lengths)
 
 
-def _padded_targets(op: str, targets, target_lengths: list, n: int):
-    """(N, S_max) targets from padded (N, S) or concatenated (sum(target_lengths),)."""
-    s_max = max(target_lengths, default=0)
+def _labels(op: str, targets, target_lengths: list, n: int, blank: int, n_classes: int):
+    """(ext, skip) Tensors (loss_ctc.ctc_labels) from padded (N, S) or concatenated
+    (sum(target_lengths),) targets, their shapes and lengths checked."""
     if targets.ndim == 2:
         if targets.shape[0] != n:
             raise ShapeError(f"{op}: expected padded targets of shape (N, S) with N = {n}, "
                              f"got {tuple(targets.shape)}")
         _lengths(op, "target_lengths", target_lengths, n, targets.shape[1], "targets.shape[1]")
-        return targets[:, :s_max]
-    if targets.ndim != 1:
-        raise ShapeError(f"{op}: expected targets of shape (N, S) (padded) or "
-                         f"(sum(target_lengths),) (concatenated), got {tuple(targets.shape)}")
-    total = sum(target_lengths)
-    if targets.shape[0] != total:
-        raise ShapeError(f"{op}: concatenated 1-D targets must hold sum(target_lengths) = "
-                         f"{total} labels, got {targets.shape[0]}")
-    _lengths(op, "target_lengths", target_lengths, n, total, "sum of lengths")
-    # position (n, j) reads targets[offset_n + j]; past the sequence's end, its last label
-    # (any valid index: the mask below replaces it with the blank)
-    starts = np.cumsum([0] + target_lengths[:-1])
-    j = np.arange(s_max)
-    idx = starts[:, None] + np.minimum(j[None, :], np.maximum(np.array(target_lengths) - 1,
-                                                              0)[:, None])
-    idx = np.minimum(idx, max(total - 1, 0))
-    if total == 0:
-        return E.zeros((n, s_max), dtype=targets.dtype, device=targets.device)
-    flat = E.tensor(idx.reshape(-1).astype(np.int64), device=targets.device)
-    return E.index_select(targets, 0, flat).view(n, s_max)
+    else:
+        if targets.ndim != 1:
+            raise ShapeError(f"{op}: expected targets of shape (N, S) (padded) or "
+                             f"(sum(target_lengths),) (concatenated), got "
+                             f"{tuple(targets.shape)}")
+        total = sum(target_lengths)
+        if targets.shape[0] != total:
+            raise ShapeError(f"{op}: concatenated 1-D targets must hold sum(target_lengths) "
+                             f"= {total} labels, got {targets.shape[0]}")
+        _lengths(op, "target_lengths", target_lengths, n, total, "sum of lengths")
+    backend = targets._type.backend
+    ext, skip = ctc_labels(backend.xp, targets._data, target_lengths, blank, n_classes)
+    return _d.wrap(ext, backend), _d.wrap(skip, backend)
 
 
-def _extended(targets, target_lengths: list, blank: int, n_classes: int):
-    """l' (N, 2 S + 1): blanks between and around the labels (labels past a sequence's
-    length become blanks), and the additive mask (0 or -inf) of the s - 2 transitions."""
-    n, s_max = targets.shape
-    dev = targets.device
-    lens = E.tensor(target_lengths, dtype=E.int64, device=dev).unsqueeze(1)
-    inside = E.arange(s_max, device=dev).unsqueeze(0) < lens
-    labels = E.where(inside, targets.to(E.int64), blank)
-    if bool(((labels < 0) | (labels >= n_classes)).any()):
-        bad = [v for v in labels.flatten().tolist() if not 0 <= v < n_classes][0]
-        raise IndexError(f"ctc_loss: target label {bad} is out of range: labels must be in "
-                         f"[0, {n_classes}) (C = log_probs.shape[-1])")
-    blanks = E.full((n, s_max), blank, dtype=E.int64, device=dev)
-    ext = E.cat([E.stack([blanks, labels], 2).reshape(n, 2 * s_max),
-                 E.full((n, 1), blank, dtype=E.int64, device=dev)], 1)
-    before2 = E.cat([E.full((n, 2), -1, dtype=E.int64, device=dev), ext], 1)[:, :ext.shape[1]]
-    skip = (ext != blank) & (ext != before2)
-    return ext, skip
+def _ctc_losses(log_probs, ext, skip, input_lengths: list, target_lengths: list):
+    """-log P (N,) of each sequence, op by op: the alpha recursion as T steps of ember ops
+    over the whole batch, so autograd differentiates it to any order (the reference of
+    the fused kernels in ``backends/kernels/loss_ctc.py``, which compute it for
+    first-order gradients)."""
+    t_max, n, _ = log_probs.shape
+    n_states = ext.shape[1]
+    dtype, dev = log_probs.dtype, log_probs.device
+    skip = E.zeros(tuple(skip.shape), dtype=dtype, device=dev).masked_fill(~skip, _NEG_INF)
+    emit = E.gather(log_probs, 2, ext.unsqueeze(0).expand(t_max, n, n_states))   # (T, N, L)
+    # alpha_{-1}: 0 at state 0, so step 0 starts paths at the blank or the first label
+    alpha = E.cat([E.zeros((n, 1), dtype=dtype, device=dev),
+                   E.full((n, n_states - 1), _NEG_INF, dtype=dtype, device=dev)], 1)
+    # NOTE: an all-empty batch has L = 1 state: the shifted copies keep width L
+    pad1 = E.full((n, 1), _NEG_INF, dtype=dtype, device=dev)
+    pad2 = E.full((n, min(2, n_states)), _NEG_INF, dtype=dtype, device=dev)
+    in_lens = E.tensor(input_lengths, dtype=E.int64, device=dev).unsqueeze(1)
+    for t in range(max(input_lengths, default=0)):
+        prev1 = E.cat([pad1, alpha[:, :-1]], 1)
+        prev2 = E.cat([pad2, alpha[:, :max(n_states - 2, 0)]], 1) + skip
+        new = _logsumexp0(E.stack([alpha, prev1, prev2])) + emit[t]
+        # NOTE: a sequence past its last frame keeps its alpha (where, not a slice, so
+        # the batch stays one tensor)
+        alpha = new if t < min(input_lengths) else E.where(in_lens > t, new, alpha)
+    tl = E.tensor(target_lengths, dtype=E.int64, device=dev).unsqueeze(1)
+    last = E.gather(alpha, 1, 2 * tl)
+    # an empty target ends only in state 0: state 2S - 1 = -1 does not exist
+    second = E.where(tl > 0, E.gather(alpha, 1, (2 * tl - 1).clamp_min(0)), _NEG_INF)
+    return -_logsumexp0(E.stack([last, second])).squeeze(1)
 
 
 @composite("ctc_loss")
@@ -139,35 +146,15 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reductio
     if len(target_lengths) != n:
         raise ShapeError(f"{op}: target_lengths must be of size batch_size ({n}), got "
                          f"{len(target_lengths)} lengths")
-    targets = _padded_targets(op, targets, target_lengths, n)
-    ext, skip = _extended(targets, target_lengths, blank, n_classes)
-    n_states = ext.shape[1]
+    ext, skip = _labels(op, targets, target_lengths, n, blank, n_classes)
+    loss = _fused.run(op, _ctc_losses, ctc_forward, ctc_backward, (log_probs, ext, skip),
+                      (input_lengths, target_lengths))
     dtype, dev = log_probs.dtype, log_probs.device
-    skip = E.zeros(tuple(skip.shape), dtype=dtype, device=dev).masked_fill(~skip, _NEG_INF)
-    emit = E.gather(log_probs, 2, ext.unsqueeze(0).expand(t_max, n, n_states))   # (T, N, L)
-    # alpha_{-1}: 0 at state 0, so step 0 starts paths at the blank or the first label
-    alpha = E.cat([E.zeros((n, 1), dtype=dtype, device=dev),
-                   E.full((n, n_states - 1), _NEG_INF, dtype=dtype, device=dev)], 1)
-    # NOTE: an all-empty batch has L = 1 state: the shifted copies keep width L
-    pad1 = E.full((n, 1), _NEG_INF, dtype=dtype, device=dev)
-    pad2 = E.full((n, min(2, n_states)), _NEG_INF, dtype=dtype, device=dev)
-    in_lens = E.tensor(input_lengths, dtype=E.int64, device=dev).unsqueeze(1)
-    for t in range(max(input_lengths, default=0)):
-        prev1 = E.cat([pad1, alpha[:, :-1]], 1)
-        prev2 = E.cat([pad2, alpha[:, :max(n_states - 2, 0)]], 1) + skip
-        new = _logsumexp0(E.stack([alpha, prev1, prev2])) + emit[t]
-        # NOTE: a sequence past its last frame keeps its alpha (where, not a slice, so
-        # the batch stays one tensor)
-        alpha = new if t < min(input_lengths) else E.where(in_lens > t, new, alpha)
-    tl = E.tensor(target_lengths, dtype=E.int64, device=dev).unsqueeze(1)
-    last = E.gather(alpha, 1, 2 * tl)
-    # an empty target ends only in state 0: state 2S - 1 = -1 does not exist
-    second = E.where(tl > 0, E.gather(alpha, 1, (2 * tl - 1).clamp_min(0)), _NEG_INF)
-    loss = -_logsumexp0(E.stack([last, second])).squeeze(1)
+    tl = E.tensor(target_lengths, dtype=E.int64, device=dev)
     if zero_infinity:
         loss = E.where(E.isinf(loss), 0.0, loss)
     if reduction == "mean":
-        return (loss / tl.squeeze(1).clamp_min(1).to(dtype)).mean()
+        return (loss / tl.clamp_min(1).to(dtype)).mean()
     if reduction == "sum":
         return loss.sum()
     return loss.squeeze(0) if unbatched else loss

@@ -1,8 +1,10 @@
 """Distance functions with PyTorch's signatures (``torch.nn.functional``): normalize,
-cosine_similarity, pairwise_distance and pdist.
+cosine_similarity, pairwise_distance, pdist; and ``torch.cdist``.
 
 Each is a composite op (``native_functions.yaml``, section ``nn: distances``) built from
-``norm`` and pointwise ops, so autograd differentiates it to any order.
+``norm`` and pointwise ops, so autograd differentiates it to any order. cdist (p = 1, 2)
+and pdist (p = 2) run as fused kernel pairs (``backends/kernels/distance_fused.py``,
+through ``_fused.run``) whose op-by-op form here is the reference for higher orders.
 
 ``cosine_similarity`` follows ATen: each input is divided by its own norm first (so the
 result stays in [-1, 1]), each norm clamped to >= eps *without* cutting its gradient
@@ -16,12 +18,18 @@ import math
 import numpy as np
 
 import ember as E
+from ember.backends.kernels.distance_fused import (cdist_backward, cdist_forward,
+                                                   pdist_backward, pdist_forward)
+from ember.backends.kernels.vector_fused import cosine_backward, cosine_forward
 from ember.dispatch import wrap_dim
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
-from ember.ops.composite_products import _euclidean_mm
+
+from ember.autograd import kernel_pair as _fused
 
 _MM_ROWS = 25  # cdist's default switch to the GEMM form
+CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+               "donot_use_mm_for_euclid_dist")
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -58,7 +66,14 @@ def _cosine_similarity(x1, x2, dim, eps):
                          f"floating common dtype, got {dtype}; convert one, e.g. x1.float()")
     shape = _broadcast_shape(op, x1, x2)
     dim = wrap_dim(dim, len(shape), op)
-    x1, x2 = x1.to(dtype).expand(shape), x2.to(dtype).expand(shape)
+    x1, x2 = (x if tuple(x.shape) == shape else x.expand(shape) for x in
+              (x1.to(dtype), x2.to(dtype)))
+    return _fused.run(op, _cosine_reference, cosine_forward, cosine_backward, (x1, x2),
+                      (dim, eps))
+
+
+def _cosine_reference(x1, x2, dim, eps):
+    """cosine_similarity op by op on broadcast inputs (the fused kernels' reference)."""
     n1 = _clamp_min_keep_grad(E.norm(x1, 2, [dim], True), eps)
     n2 = _clamp_min_keep_grad(E.norm(x2, 2, [dim], True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -115,6 +130,18 @@ def _pdist(self, p):
                          f"first, e.g. input.float()")
     if p < 0:
         raise ValueError(f"{op}: expected a non-negative p, got {p}")
+    if p == 2 and self.shape[0] > 1:
+        return _fused.run("pdist", _pdist2_reference, pdist_forward, pdist_backward, (self,),
+                          (self.shape[0] > _MM_ROWS,))
+    return _pdist_reference(self, p)
+
+
+def _pdist2_reference(self, use_mm):
+    return _pdist_reference(self, 2.0)
+
+
+def _pdist_reference(self, p):
+    """pdist op by op (the fused kernels' reference)."""
     n = self.shape[0]
     i, j = np.triu_indices(n, 1)
     if p == 2 and n > _MM_ROWS:
@@ -148,3 +175,65 @@ def pdist(input, p=2):
     negative p. Reference: torch.nn.functional.pdist.
     """
     return E.pdist(input, float(p))
+
+
+@composite("cdist")
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    for name, x in (("x1", x1), ("x2", x2)):
+        if x.ndim < 2:
+            raise ShapeError(f"cdist(): expected {name} of shape (*, P, M) with at least 2 "
+                             f"dims, got {list(x.shape)}")
+        if not x.is_floating_point():
+            raise DtypeError(f"cdist(): expected floating point inputs, got {name} of dtype "
+                             f"{x.dtype}; convert with .float()")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"cdist(): x1 and x2 must have the same number of columns M, got "
+                         f"{list(x1.shape)} and {list(x2.shape)}")
+    if p < 0 or math.isnan(p):
+        raise ValueError(f"cdist(): expected a non-negative p, got {p}")
+    if compute_mode not in CDIST_MODES:
+        raise ValueError(f"cdist(): expected compute_mode in {CDIST_MODES}, got "
+                         f"{compute_mode!r}")
+    use_mm = p == 2 and _use_mm(compute_mode, x1.shape[-2], x2.shape[-2])
+    if p in (1, 2) and x1.shape[:-2] == x2.shape[:-2] and x1.dtype is x2.dtype:
+        return _fused.run("cdist", _cdist_reference, cdist_forward, cdist_backward, (x1, x2),
+                          (p, use_mm))
+    return _cdist_reference(x1, x2, p, use_mm)
+
+
+def _cdist_reference(x1, x2, p, use_mm):
+    """cdist op by op: the fused kernels' first derivative and their higher orders."""
+    if use_mm:
+        return _euclidean_mm(x1, x2)
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # (*, P, R, M)
+    if p == 0:
+        return (diff != 0).to(diff.dtype).sum(-1)
+    if math.isinf(p):
+        return diff.amax(-1) if diff.shape[-1] else diff.sum(-1)
+    if p == 1:
+        return diff.sum(-1)
+    s = (diff ** p).sum(-1)
+    # NOTE: the root's derivative is infinite at 0; like PyTorch, a zero distance gets a
+    # zero gradient (the where keeps the infinity out of the backward pass)
+    pos = s > 0
+    return E.where(pos, E.where(pos, s, 1.0) ** (1.0 / p), 0.0)
+
+
+def _use_mm(compute_mode, p_rows: int, r_rows: int) -> bool:
+    """PyTorch's rule: the GEMM form when asked, or by default past 25 rows on a side."""
+    if compute_mode == "use_mm_for_euclid_dist":
+        return True
+    if compute_mode == "donot_use_mm_for_euclid_dist":
+        return False
+    return p_rows > 25 or r_rows > 25
+
+
+def _euclidean_mm(x1, x2):
+    """sqrt(max(||x||^2 + ||y||^2 - 2 x y^T, 0)): one GEMM, no (P, R, M) difference
+    tensor (PyTorch's _euclidean_dist). NOTE: the expansion cancels for close points,
+    so small distances lose relative precision, as they do in PyTorch."""
+    x1n = (x1 * x1).sum(-1, keepdim=True)                     # (*, P, 1)
+    x2n = (x2 * x2).sum(-1, keepdim=True).transpose(-1, -2)   # (*, 1, R)
+    s = (x1n + x2n - 2 * E.matmul(x1, x2.transpose(-1, -2))).clamp_min(0)
+    pos = s > 0
+    return E.where(pos, E.where(pos, s, 1.0).sqrt(), 0.0)

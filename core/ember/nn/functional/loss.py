@@ -8,6 +8,14 @@ class-index losses end in the ``nll_loss_forward`` kernel (``backends/kernels/lo
 one autograd node instead of gather, mean and neg; only a ``weight`` that requires grad
 takes the op-by-op form, which differentiates it.
 
+The common losses run as fused kernel pairs (``backends/kernels/loss_fused.py``, through
+``_fused.run``: one forward kernel, one backward node, as PyTorch's native loss kernels):
+cross_entropy on (N, C) inputs (log_softmax and nll_loss together, label smoothing and
+probability targets included), smooth_l1_loss, binary_cross_entropy and
+binary_cross_entropy_with_logits on a target of input's shape and dtype. Their op-by-op
+forms (``_ce_reference``...) stay the source of truth: create_graph differentiates them,
+and they run while tracing.
+
 Reductions follow PyTorch exactly: 'mean' of a class-index loss divides by the summed
 weights of the targets that are not ``ignore_index`` (nan when there are none); 'mean' of
 a probability-target cross entropy divides by the number of samples N * d1 * ... .
@@ -22,7 +30,17 @@ import warnings
 
 import ember as E
 from ember.errors import DtypeError, ShapeError
+from ember.backends.kernels.loss_fused import (bce_backward, bce_forward,
+                                               bce_with_logits_backward,
+                                               bce_with_logits_forward,
+                                               cross_entropy_backward, cross_entropy_forward,
+                                               nll_backward, nll_forward,
+                                               prob_cross_entropy_backward,
+                                               prob_cross_entropy_forward, smooth_l1_backward,
+                                               smooth_l1_forward)
 from ember.ops.composite import composite
+
+from ember.autograd import kernel_pair as _fused
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits"]
@@ -168,7 +186,15 @@ def _nll(op, logp, target, weight, reduction, ignore_index, class_dim):
 def _nll_loss(self, target, weight, reduction, ignore_index):
     _check_reduction("nll_loss", reduction)
     class_dim, target = _check_class_target("nll_loss", self, target, weight)
+    if _fusable(self, weight) and self.is_contiguous():
+        return _fused.run("nll_loss", _nll_reference, nll_forward, nll_backward,
+                          (self, target, weight), (reduction, ignore_index))
     return _nll("nll_loss", self, target, weight, reduction, ignore_index, class_dim)
+
+
+def _nll_reference(self, target, weight, reduction, ignore_index):
+    """nll_loss through the nll_loss_forward kernel pair (differentiable to any order)."""
+    return _nll("nll_loss", self, target, weight, reduction, ignore_index, 1)
 
 
 def _smoothing(logp, target, weight, reduction, ignore_index, class_dim):
@@ -204,6 +230,33 @@ def _prob_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
     return total / (logp.numel() // n_classes if logp.numel() else float("nan"))
 
 
+def _ce_reference(self, target, weight, reduction, ignore_index, label_smoothing):
+    """Cross entropy with class-index targets, op by op (log_softmax, then nll_loss and
+    the smoothing term): differentiable to any order; the fused kernels' reference."""
+    class_dim = 0 if self.ndim == 1 else 1
+    logp = E.log_softmax(self, class_dim)
+    nll = _nll("cross_entropy", logp, target, weight, reduction, ignore_index, class_dim)
+    if label_smoothing == 0:
+        return nll
+    smooth = _smoothing(logp, target, weight, reduction, ignore_index, class_dim)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / self.shape[class_dim])
+
+
+def _prob_ce_reference(self, target, weight, reduction, label_smoothing):
+    """Cross entropy with class-probability targets, op by op."""
+    class_dim = 0 if self.ndim == 1 else 1
+    logp = E.log_softmax(self, class_dim)
+    return _prob_cross_entropy(logp, target, weight, reduction, label_smoothing, class_dim)
+
+
+def _fusable(input, *others) -> bool:
+    """True when the fused kernels apply: a 2-D (N, C) input, and the other Tensors
+    (weight, probabilities) of its dtype (no promotion) and not requiring grad (the op-by-op
+    form differentiates those)."""
+    return input.ndim == 2 and all(t is None or (t.dtype is input.dtype and not t.requires_grad)
+                                   for t in others)
+
+
 @composite("cross_entropy_loss")
 def _cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing):
     op = "cross_entropy"
@@ -214,21 +267,22 @@ def _cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smo
         if ignore_index >= 0:
             raise ValueError(f"{op}: ignore_index ({ignore_index}) is not supported for "
                              f"class-probability (floating) targets; leave it at -100")
-        class_dim = _class_dim(op, self, weight)
-        logp = E.log_softmax(self, class_dim)
-        return _prob_cross_entropy(logp, target, weight, reduction, label_smoothing,
-                                   class_dim)
+        _class_dim(op, self, weight)
+        if _fusable(self, target, weight):
+            return _fused.run("cross_entropy_loss", _prob_ce_reference,
+                              prob_cross_entropy_forward, prob_cross_entropy_backward,
+                              (self, target, weight), (reduction, label_smoothing))
+        return _prob_ce_reference(self, target, weight, reduction, label_smoothing)
     if target.is_floating_point():
         raise ShapeError(f"{op}: a floating target holds class probabilities and must have "
                          f"input's shape {_shape(self)}, got {_shape(target)}; for class "
                          f"indices pass an integral target (target.long())")
-    class_dim, target = _check_class_target(op, self, target, weight)
-    logp = E.log_softmax(self, class_dim)
-    nll = _nll(op, logp, target, weight, reduction, ignore_index, class_dim)
-    if label_smoothing == 0:
-        return nll
-    smooth = _smoothing(logp, target, weight, reduction, ignore_index, class_dim)
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / self.shape[class_dim])
+    _, target = _check_class_target(op, self, target, weight)
+    if _fusable(self, weight):
+        return _fused.run("cross_entropy_loss", _ce_reference, cross_entropy_forward,
+                          cross_entropy_backward, (self, target, weight),
+                          (reduction, ignore_index, label_smoothing))
+    return _ce_reference(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 # ---- regression losses ------------------------------------------------------------------
@@ -271,12 +325,35 @@ def _smooth_l1_loss(self, target, reduction, beta):
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
     _warn_broadcast("smooth_l1_loss", self, target)
+    if beta == 0:  # the quadratic zone is empty (and 0.5 / beta would divide by zero)
+        return _reduce((self - target).abs(), reduction)
+    if _same_floats(self, target):
+        return _fused.run("smooth_l1_loss", _smooth_l1_reference, smooth_l1_forward,
+                          smooth_l1_backward, (self, target), (reduction, beta, 1.0))
+    return _smooth_l1_reference(self, target, reduction, beta, 1.0)
+
+
+def _smooth_l1_reference(self, target, reduction, beta, scale):
+    """smooth_l1_loss (scale 1) or huber_loss (beta = delta = scale), op by op."""
     diff = self - target
     dist = diff.abs()
-    if beta == 0:  # the quadratic zone is empty (and 0.5 / beta would divide by zero)
-        return _reduce(dist, reduction)
-    loss = E.where(dist < beta, diff * diff * (0.5 / beta), dist - 0.5 * beta)
+    if scale == 1:
+        loss = E.where(dist < beta, diff * diff * (0.5 / beta), dist - 0.5 * beta)
+    else:
+        loss = E.where(dist < beta, diff * diff * 0.5, (dist - 0.5 * beta) * scale)
     return _reduce(loss, reduction)
+
+
+def _broadcasts_to(t, input) -> bool:
+    """True when t broadcasts to input's shape without enlarging it."""
+    return t.ndim <= input.ndim and all(
+        a in (1, b) for a, b in zip(reversed(tuple(t.shape)), reversed(tuple(input.shape))))
+
+
+def _same_floats(input, target) -> bool:
+    """True when a pointwise fused kernel applies: one shape, one floating dtype."""
+    return input.dtype is target.dtype and input.is_floating_point() and \
+        tuple(input.shape) == tuple(target.shape)
 
 
 # ---- binary losses ----------------------------------------------------------------------
@@ -299,9 +376,20 @@ def _binary_cross_entropy(self, target, weight, reduction):
     op = "binary_cross_entropy"
     _check_reduction(op, reduction)
     _check_same_shape(op, self, target)
-    if not bool(((self >= 0) & (self <= 1)).all()):
+    data = self._data
+    if not bool(((data >= 0) & (data <= 1)).all()):
         raise ValueError(f"{op}: all elements of input must be probabilities in [0, 1]; "
                          f"for logits use binary_cross_entropy_with_logits")
+    if _same_floats(self, target) and not target.requires_grad and (
+            weight is None or (not weight.requires_grad and weight.dtype is self.dtype and
+                               _broadcasts_to(weight, self))):
+        return _fused.run(op, _bce_reference, bce_forward, bce_backward,
+                          (self, target, weight), (reduction,))
+    return _bce_reference(self, target, weight, reduction)
+
+
+def _bce_reference(self, target, weight, reduction):
+    """binary_cross_entropy op by op."""
     loss = -(target * _log_clamped(self) + (1 - target) * _log_clamped(1 - self))
     if weight is not None:
         loss = loss * weight
@@ -313,6 +401,22 @@ def _binary_cross_entropy_with_logits(self, target, weight, pos_weight, reductio
     op = "binary_cross_entropy_with_logits"
     _check_reduction(op, reduction)
     _check_same_shape(op, self, target)
+    if weight is None and _same_floats(self, target) and not target.requires_grad and (
+            pos_weight is None or (not pos_weight.requires_grad and
+                                   pos_weight.dtype is self.dtype and
+                                   _broadcasts_to(pos_weight, self))):
+        return _fused.run(op, _bce_logits_unweighted, bce_with_logits_forward,
+                          bce_with_logits_backward, (self, target, pos_weight), (reduction,))
+    return _bce_logits_reference(self, target, weight, pos_weight, reduction)
+
+
+def _bce_logits_unweighted(self, target, pos_weight, reduction):
+    """The fused kernels' reference: no weight."""
+    return _bce_logits_reference(self, target, None, pos_weight, reduction)
+
+
+def _bce_logits_reference(self, target, weight, pos_weight, reduction):
+    """binary_cross_entropy_with_logits op by op."""
     # log(sigmoid(x)) = -log(exp(0) + exp(-x)): stable for any x, with the exact gradient
     # sigmoid(-x) at x = 0 (min(x, 0) - log1p(exp(-|x|)) gets 0 there from its kinks).
     log_sigmoid = -E.logsumexp(E.stack([E.zeros_like(self), -self]), 0)

@@ -4,10 +4,11 @@ triplet_margin_loss.
 
 Each is a composite op (``native_functions.yaml``, section ``nn: losses``) built from
 ember ops, so autograd differentiates it to any order; the ``F`` functions add PyTorch's
-deprecated ``size_average`` / ``reduce``. Targets are +1 / -1 labels (floating or
-integral); inputs and targets broadcast as in PyTorch. Reductions are 'none', 'mean'
-(over all elements) or 'sum'. Hinges are ``clamp_min(., 0)``, whose gradient at 0 is
-the one PyTorch's clamp_min gives.
+deprecated ``size_average`` / ``reduce``. soft_margin_loss runs as a fused kernel pair
+(``backends/kernels/loss_fused.py``) whose op-by-op form is its create_graph reference.
+Targets are +1 / -1 labels (floating or integral); inputs and targets broadcast as in
+PyTorch. Reductions are 'none', 'mean' (over all elements) or 'sum'. Hinges are
+``clamp_min(., 0)``, whose gradient at 0 is the one PyTorch's clamp_min gives.
 
 Choices where PyTorch leaves room: ``soft_margin_loss`` is log(1 + exp(-y x)) computed
 without overflow (PyTorch's float32 gives inf from y x < -89 on).
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import ember as E
 from ember.errors import ShapeError
+from ember.backends.kernels.loss_fused import (soft_margin_backward, soft_margin_forward,
+                                               triplet_backward, triplet_forward)
 from ember.ops.composite import composite
 
-from .activation_smooth import _log1p_exp
+from ember.autograd import kernel_pair as _fused
 from .distance import _pairwise_distance
-from .loss import _check_reduction, _reduce, _reduction, _shape
+from .loss import _check_reduction, _reduce, _reduction, _same_floats, _shape
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
@@ -49,7 +52,15 @@ def _hinge_embedding_loss(self, target, margin, reduction):
 @composite("soft_margin_loss")
 def _soft_margin_loss(self, target, reduction):
     _check_reduction("soft_margin_loss", reduction)
-    return _reduce(_log1p_exp(-target * self), reduction)
+    if _same_floats(self, target) and not target.requires_grad:
+        return _fused.run("soft_margin_loss", _soft_margin_reference, soft_margin_forward,
+                          soft_margin_backward, (self, target), (reduction,))
+    return _soft_margin_reference(self, target, reduction)
+
+
+def _soft_margin_reference(self, target, reduction):
+    """soft_margin_loss op by op: log(1 + exp(z)) = -log_sigmoid(-z), no overflow."""
+    return _reduce(-E.log_sigmoid(target * self), reduction)
 
 
 _COSINE_EPS = 1e-12   # ATen's EPSILON in cosine_embedding_loss
@@ -84,6 +95,20 @@ def _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduc
         raise ShapeError(f"{op}: expected anchor, positive and negative with the same number "
                          f"of dims, got {anchor.ndim}-D {_shape(anchor)}, {positive.ndim}-D "
                          f"{_shape(positive)} and {negative.ndim}-D {_shape(negative)}")
+    if p == 2 and not swap and anchor.ndim == 2 and \
+            _same_floats(anchor, positive) and _same_floats(anchor, negative):
+        return _fused.run(op, _triplet_p2_reference, triplet_forward, triplet_backward,
+                          (anchor, positive, negative), (margin, eps, reduction))
+    return _triplet_reference(anchor, positive, negative, margin, p, eps, swap, reduction)
+
+
+def _triplet_p2_reference(anchor, positive, negative, margin, eps, reduction):
+    """The fused kernels' reference: p = 2, no swap."""
+    return _triplet_reference(anchor, positive, negative, margin, 2, eps, False, reduction)
+
+
+def _triplet_reference(anchor, positive, negative, margin, p, eps, swap, reduction):
+    """triplet_margin_loss op by op."""
     d_pos = _pairwise_distance(anchor, positive, p, eps, False)
     d_neg = _pairwise_distance(anchor, negative, p, eps, False)
     if swap:  # the harder of the two negatives (Balntas et al., 2016)

@@ -7,16 +7,22 @@ class, averaged over the classes).
 ``multi_margin_loss`` and ``multilabel_margin_loss`` are composite ops
 (``native_functions.yaml``, section ``nn: extra losses``) built from gather, where and
 clamp, so autograd differentiates them to any order (PyTorch has no double backward for
-either); ``multilabel_soft_margin_loss`` is, as in PyTorch, a Python function over
-``log_sigmoid``. Inputs are ``(N, C)`` or unbatched ``(C,)``; 'mean' averages over the
-N samples (nan for N = 0, where PyTorch returns uninitialized memory).
+either); on the first order they run as fused kernel pairs (``backends/kernels/
+loss_margin.py``, through ``_fused.run``); ``multilabel_soft_margin_loss`` is, as in
+PyTorch, a Python function over ``log_sigmoid`` (its 'mean' is
+binary_cross_entropy_with_logits'). Inputs are ``(N, C)`` or unbatched ``(C,)``; 'mean'
+averages over the N samples (nan for N = 0, where PyTorch returns uninitialized memory).
 """
 from __future__ import annotations
 
 import ember as E
 from ember.errors import DtypeError, ShapeError
+from ember.backends.kernels.loss_margin import (multi_margin_backward, multi_margin_forward,
+                                                multilabel_margin_backward,
+                                                multilabel_margin_forward)
 from ember.ops.composite import composite
 
+from ember.autograd import kernel_pair as _fused
 from .loss import _check_reduction, _reduce, _reduction, _shape
 
 __all__ = ["multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss"]
@@ -54,8 +60,21 @@ def _multi_margin_loss(self, target, p, margin, weight, reduction):
         raise ShapeError(f"{op}: expected weight of shape ({c},) (one per class), got "
                          f"{_shape(weight)}")
     y = target.reshape(n, 1).to(E.int64)
-    if n and bool(((y < 0) | (y >= c)).any()):
+    if n and bool(((y._data < 0) | (y._data >= c)).any()):
         raise IndexError(f"{op}: target out of range: class indices must be in [0, {c})")
+    if p in (1, 2) and (weight is None or (weight.dtype is self.dtype and
+                                           not weight.requires_grad)):
+        return _fused.run(op, _multi_margin_reference, multi_margin_forward,
+                          multi_margin_backward, (x, y.reshape(n), weight),
+                          (p, margin, reduction, self.ndim == 1))
+    return _multi_margin_reference(x, y.reshape(n), weight, p, margin, reduction,
+                                   self.ndim == 1)
+
+
+def _multi_margin_reference(x, y, weight, p, margin, reduction, squeeze):
+    """multi_margin_loss op by op on x (N, C), y (N,)."""
+    c = x.shape[1]
+    y = y.unsqueeze(1)
     z = E.clamp_min(x - E.gather(x, 1, y) + margin, 0)
     if p == 2:
         z = z * z
@@ -64,7 +83,7 @@ def _multi_margin_loss(self, target, p, margin, weight, reduction):
     # the target class itself does not count (its term would be max(0, margin)^p)
     not_target = E.arange(c, device=x.device).unsqueeze(0) != y
     loss = E.where(not_target, z, 0.0).sum(1) / c
-    return _reduce(loss if self.ndim == 2 else loss.squeeze(0), reduction)
+    return _reduce(loss.squeeze(0) if squeeze else loss, reduction)
 
 
 @composite("multilabel_margin_loss")
@@ -79,6 +98,13 @@ def _multilabel_margin_loss(self, target, reduction):
                          f"{_shape(target)}")
     x = self if self.ndim == 2 else self.unsqueeze(0)
     t = target.reshape(tuple(x.shape)).to(E.int64)
+    return _fused.run(op, _multilabel_margin_reference, multilabel_margin_forward,
+                      multilabel_margin_backward, (x, t), (reduction, self.ndim == 1))
+
+
+def _multilabel_margin_reference(x, t, reduction, squeeze):
+    """multilabel_margin_loss op by op on x (N, C), t (N, C)."""
+    op = "multilabel_margin_loss"
     n, c = x.shape
     # the targets of a row are its entries before the first -1
     valid = (t == -1).to(E.int64).cumsum(1) == 0
@@ -97,7 +123,7 @@ def _multilabel_margin_loss(self, target, reduction):
     # NOTE: a class listed twice counts twice, as PyTorch
     keep = valid.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = E.where(keep, hinge, 0.0).sum((1, 2)) / c
-    return _reduce(loss if self.ndim == 2 else loss.squeeze(0), reduction)
+    return _reduce(loss.squeeze(0) if squeeze else loss, reduction)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
@@ -146,6 +172,11 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if tuple(target.shape) != tuple(input.shape):
         raise ShapeError(f"{op}: expected target of input's shape {_shape(input)}, got "
                          f"{_shape(target)}")
+    if weight is None and reduction == "mean" and input.ndim and \
+            input.dtype is target.dtype and input.is_floating_point():
+        # the mean over N of per-sample means over C: the mean of every element, which
+        # is binary_cross_entropy_with_logits' (one fused kernel pair)
+        return E.binary_cross_entropy_with_logits(input, target, None, None, "mean")
     loss = -(target * E.log_sigmoid(input) + (1 - target) * E.log_sigmoid(-input))
     if weight is not None:
         loss = loss * weight

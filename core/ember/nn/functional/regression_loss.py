@@ -5,7 +5,8 @@ log-likelihoods) and kl_div (a divergence between distributions).
 Each is a composite op (``native_functions.yaml``, section ``nn: losses``) built from
 ember ops, so autograd differentiates it to any order; the ``F`` functions add PyTorch's
 deprecated ``size_average`` / ``reduce`` where PyTorch has them, and kl_div's
-'batchmean'. Reductions are 'none', 'mean' (over all elements) or 'sum'.
+'batchmean'. huber_loss without weight runs as smooth_l1's fused kernel pair
+(``backends/kernels/loss_fused.py``). Reductions are 'none', 'mean' (over all elements) or 'sum'.
 
 Choices where PyTorch leaves room: ``gaussian_nll_loss`` accepts an int ``var`` as well
 as a float; ``poisson_nll_loss(full=True)`` gives targets <= 1 a zero gradient through
@@ -18,10 +19,13 @@ import warnings
 
 import ember as E
 from ember.errors import DtypeError, ShapeError
+from ember.backends.kernels.loss_fused import smooth_l1_backward, smooth_l1_forward
 from ember.ops.composite import composite
 
+from ember.autograd import kernel_pair as _fused
 from .distance import _clamp_min_keep_grad
-from .loss import _check_reduction, _reduce, _reduction, _shape, _warn_broadcast
+from .loss import (_check_reduction, _reduce, _reduction, _same_floats, _shape,
+                   _warn_broadcast)
 
 __all__ = ["huber_loss", "poisson_nll_loss", "gaussian_nll_loss", "kl_div"]
 
@@ -44,6 +48,14 @@ def _huber_loss(self, target, reduction, delta, weight):
     if weight is not None and tuple(weight.shape) != tuple(self.shape):
         raise ShapeError(f"{op}: expected weight of input's shape {_shape(self)}, got "
                          f"{_shape(weight)}")
+    if weight is None and _same_floats(self, target):
+        return _fused.run(op, _huber_reference, smooth_l1_forward, smooth_l1_backward,
+                          (self, target), (reduction, delta, delta))
+    return _huber_reference(self, target, reduction, delta, delta, weight)
+
+
+def _huber_reference(self, target, reduction, delta, scale, weight=None):
+    """huber_loss op by op (scale is delta: the fused kernels' signature)."""
     diff = self - target
     dist = diff.abs()
     loss = E.where(dist < delta, diff * diff * 0.5, (dist - 0.5 * delta) * delta)

@@ -118,9 +118,15 @@ def test_bad_calls_raise_clear_errors(call, error, match):
         call(rand(2, 4, dtype=E.float32))
 
 
-def test_cross_entropy_records_log_softmax_and_one_nll_node():
+def test_cross_entropy_records_one_fused_node():
+    # (N, C) inputs: log_softmax and nll_loss in one kernel pair (backends/kernels/
+    # loss_fused.py), one node; other shapes keep log_softmax then the nll kernel
     x = rand(5, 3, requires_grad=True)
     loss = F.cross_entropy(x, E.tensor([0, 2, 1, 1, 0]))
+    assert loss.grad_fn.name() == "CrossEntropyLossBackward0"
+    assert loss.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    x3 = rand(5, 3, 2, requires_grad=True)
+    loss = F.cross_entropy(x3, E.tensor([[0, 2], [1, 1], [0, 0], [2, 2], [1, 0]]))
     assert loss.grad_fn.name() == "NllLossForwardBackward0"
     assert loss.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
 

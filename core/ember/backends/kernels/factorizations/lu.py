@@ -5,14 +5,21 @@ Neither numpy nor CuPy exposes LAPACK's getrf or trsm, so both are written here 
 alg. 3.4.1) and row-oriented substitution (alg. 3.1.1/3.1.2), each a Python loop over the
 columns whose steps are vectorized across the batch (and the right-hand sides). Cost: k =
 min(m, n) steps of O(batch m n) work for LU, n steps of O(batch n k) for a solve; no
-blocking, so large matrices run at memory speed rather than BLAS-3 speed.
+blocking, so large matrices run at memory speed rather than BLAS-3 speed. On numpy, when
+scipy is installed and the batch is not much larger than the matrices, LU and the pivot
+permutation call LAPACK per matrix instead (``lapack.py``), and so do triangular solves
+(trtrs); elsewhere, small triangular solves go through ``xp.linalg.solve`` (getrf + getrs
+at BLAS-3 speed) unless the matrix is singular.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ....errors import DtypeError, ShapeError
 from ....types import bfloat16, float16
+from . import lapack
 from .checks import (batch_shape, check_matrix, check_same_dtype, raise_lu_info, shape_x)
 
 
@@ -35,8 +42,14 @@ def kernels(xp) -> dict:
         check_matrix(op, a)
         m, n = a.shape[-2:]
         k = min(m, n)
-        lu = a.reshape((math.prod(a.shape[:-2]), m, n)).copy()
-        b = lu.shape[0]
+        b = math.prod(a.shape[:-2])
+        if pivot and lapack.use_lapack(xp, a.dtype, b, k):
+            lu, piv, info = lapack.getrf(a.reshape((b, m, n)))
+            info = info.reshape(a.shape[:-2])
+            if check_errors:
+                raise_lu_info(op, info)
+            return lu.reshape(a.shape), piv.reshape(a.shape[:-2] + (k,)), info
+        lu = a.reshape((b, m, n)).copy()
         rows = xp.arange(b)
         piv = xp.empty((b, k), dtype=xp.int32)
         info = xp.zeros(b, dtype=xp.int32)
@@ -70,6 +83,8 @@ def kernels(xp) -> dict:
             raise IndexError(f"lu_unpack: pivots must lie in [1, {m}] (1-based row "
                              f"numbers, as lu_factor returns them)")
         b = flat.shape[0]
+        if lapack.use_lapack(xp, np.float64, b, k):
+            return lapack.permutation(flat, m).reshape(pivots.shape[:-1] + (m,))
         rows = xp.arange(b)
         perm = xp.broadcast_to(xp.arange(m), (b, m)).copy()
         for i in range(k):
@@ -114,6 +129,32 @@ def kernels(xp) -> dict:
             raise ShapeError(f"{op}: Incompatible shapes of A and B for the equation AX = B "
                              f"({shape_x(a.shape[-2:])} and {shape_x(b.shape[-2:])})")
         batch = batch_shape(op, a, b)
+        nb = math.prod(batch)
+        if n and lapack.use_lapack(xp, a.dtype, nb, n):
+            if a.shape[:-2] != batch:
+                a = xp.broadcast_to(a, batch + a.shape[-2:])
+            if b.shape[:-2] != batch:
+                b = xp.broadcast_to(b, batch + b.shape[-2:])
+            x = lapack.trtrs(a.reshape(nb, n, n), b.reshape((nb,) + b.shape[-2:]), upper,
+                             unitriangular)
+            if x is not None:
+                return x.reshape(batch + b.shape[-2:])
+        elif n <= 64 and (unitriangular or bool(xp.all(xp.diagonal(a, 0, -2, -1) != 0))):
+            # getrf of an upper triangular matrix with a nonzero diagonal makes no swaps and
+            # L = I exactly, so getrs is back substitution at BLAS-3 speed; a lower one is
+            # solved as the upper J A J (J: the reversal) against J B. Singular or zero
+            # diagonals take the loop below, which gives inf/nan where trsm does.
+            t = xp.triu(a, 1 if unitriangular else 0) if upper else \
+                xp.tril(a, -1 if unitriangular else 0)
+            if unitriangular:
+                t = t + xp.eye(n, dtype=a.dtype)
+            rhs = b if upper else b[..., ::-1, :]
+            try:
+                x = xp.linalg.solve(t if upper else t[..., ::-1, ::-1], rhs)
+            except np.linalg.LinAlgError:  # (an exact zero pivot; CuPy raises numpy's too)
+                pass
+            else:
+                return x if upper else xp.ascontiguousarray(x[..., ::-1, :])
         x = xp.empty(batch + b.shape[-2:], dtype=b.dtype)
         a = xp.broadcast_to(a, batch + a.shape[-2:])
         for i in (range(n - 1, -1, -1) if upper else range(n)):
