@@ -142,6 +142,25 @@ def _one_type_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:
             "else:"]
 
 
+def _number_bounds_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:
+    """The first lines of an ``if``/``else`` that skips promotion when the first promoted
+    operand is a Tensor and the others (optional Tensors: ``clamp(self, min, max)``) are
+    None or Python numbers that do not raise its category, as the two-operand path does;
+    [] for other signatures."""
+    args = {a.name: a for a in schema.arguments}
+    x, rest = names[0], names[1:]
+    if rule != "common" or not rest or args[x].type.optional or not args[x].type.is_tensor \
+            or not all(args[n].type.is_tensor and args[n].type.optional for n in rest):
+        return []
+    test = [f"{x}.__class__ is _Tensor"] + \
+        [f"({n} is None or _SCALAR_CATEGORY.get({n}.__class__, 9) <= "
+         f"{x}._type.scalar_type._category)" for n in rest]
+    return [f"if {' and '.join(test)}:",
+            f"    _T = {x}._type; _a_{x} = {x}._data; " +
+            "; ".join(f"_a_{n} = {n}" for n in rest),
+            "else:"]
+
+
 def _kernel_arg(a: Argument, promoted: set[str]) -> str:
     t, n = a.type, a.name
     if t.base == "Tensor":
@@ -223,6 +242,25 @@ def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
     return op if not nf.schema.overload else f"{op}__{nf.schema.overload}"
 
 
+def _into_path(nf: NativeFunction, rg: str, promoted: set) -> list[str]:
+    """The fast path of a generated in-place op (``mul_``): the backend's ``into:<kernel>``
+    entry, where it has one, writes the result straight into self's array (no result
+    array, no copy back) and returns False, before writing anything, for the cases it
+    leaves to the general path (other dtypes, broadcasting, ...). Taken only when self's
+    array is the kernel's operand itself (no promotion), self is writable and not
+    expanded, and no autograd node is recorded."""
+    self_arr = "_a_self" if "self" in promoted else "self._data"
+    cond = [f"{self_arr} is self._data"] if "self" in promoted else []
+    cond += ["0 not in self._data.strides", "self._data.flags.writeable"]
+    if rg:
+        cond.append(f"not (({rg}) and _gm.enabled)")
+    kargs = ", ".join(_kernel_arg(a, promoted) for a in nf.schema.arguments)
+    return [f"_k = _T.backend.kernels.get('into:{nf.kernel_name}')",
+            f"if _k is not None and {' and '.join(cond)} and _k({kargs}):",
+            "    self._bump_version()",
+            "    return self"]
+
+
 def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str, str, dict]:
     """Source of one wrapper: (python name, source, extra globals).
 
@@ -293,7 +331,8 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
             targets = "".join(f"_a_{n}, " for n in names)
             promote = (f"_T, ({targets}) = _promote({op!r}, {nf.promote!r}, "
                        f"({', '.join(names)},), {tuple(names)!r})")
-            fast = _one_type_path(schema, names, nf.promote)
+            fast = _one_type_path(schema, names, nf.promote) or \
+                _number_bounds_path(schema, names, nf.promote)
             body += [*fast, *("    " + g for g in guard), "    " + promote] if fast else \
                 [*guard, promote]
     elif primary is not None and primary.type.is_tensor_list:
@@ -363,6 +402,8 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
                      "else:", "    _node = None"]
         if schema.is_inplace:  # its kernel writes self
             body.append(f"_check_writable({op!r}, self)")
+        if inplace:
+            body += _into_path(nf, rg, promoted)
         if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
             # NOTE: try costs nothing in CPython 3.11+ until it raises.
             ops_ = ", ".join(a.name for a in tensors)

@@ -143,6 +143,22 @@ _EQUAL_FIRST_BLOCK = 4096
 
 @composite("equal")
 def equal(self, other):
+    ty = self._type
+    if ty is other._type and ty.backend.device_count == 1:
+        # NOTE: one dtype on a one-device backend: the arrays' own == needs no promotion
+        # or device check, and a Python bool records nothing for autograd or tracing;
+        # E.eq(...).all().item() costs ~15 us of dispatch where torch takes ~2 us.
+        a, b = self._data, other._data
+        if a.shape != b.shape:
+            return False
+        a, b = a.reshape(-1), b.reshape(-1)
+        n, start, size = a.shape[0], 0, _EQUAL_FIRST_BLOCK
+        while start < n:
+            end = start + size
+            if not (a[start:end] == b[start:end]).all():
+                return False
+            start, size = end, 2 * size
+        return True
     if tuple(self.shape) != tuple(other.shape):
         return False
     # NOTE: blocks that double in size, so a difference near the start returns after

@@ -21,6 +21,9 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
               "float32": 3.4028234663852886e38, "float64": math.inf}
 
 
+_NAMES: dict = {}
+
+
 def cast_scalar(value, dtype, op: str):
     """``value`` (bool, int or float) as a Python number that ``dtype`` holds exactly.
 
@@ -28,7 +31,9 @@ def cast_scalar(value, dtype, op: str):
     unsigned dtypes down to -max; a value outside the dtype's range (or NaN/inf into an
     integer dtype) raises RuntimeError.
     """
-    name = dtype.name
+    name = _NAMES.get(dtype)
+    if name is None:  # numpy's dtype.name is Python code (~1 us): looked up once a dtype
+        name = _NAMES[dtype] = dtype.name
     if name == "bool":
         return bool(value)
     if name in _FLOAT_MAX:

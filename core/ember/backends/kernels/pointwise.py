@@ -14,6 +14,9 @@ import math
 import ml_dtypes
 import numpy as np  # host-side scalar conversion and dtype facts only; arrays go through xp
 
+from .pointwise_float32 import BLOCK, blocked
+from .pointwise_float32 import FUNCTIONS as FLOAT32_FUNCTIONS
+from ... import parallel
 from ...types import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, \
     uint8
 
@@ -166,6 +169,89 @@ def opmath(xp, fn):
     return kernel
 
 
+def _into_kernels(xp, float_ufuncs, clip, wide_zeros) -> dict:
+    """``into:<op>`` kernels for the generated in-place ops (``ops/codegen.py``): write
+    the result into ``a`` itself and return True, or return False before writing anything
+    for a case the general path serves (any dtype but native float32/float64, tensor
+    bounds). numpy only: these save the result array (a 4 MB allocation page-faults like a
+    pass of exp) and the copy back."""
+    def into_ufunc(ufunc):
+        def into(a):
+            if a.dtype not in WIDE_FLOATS:
+                return False
+            ufunc(a, out=a)
+            return True
+        return into
+
+    def sigmoid(a):
+        if a.dtype not in WIDE_FLOATS:
+            return False
+        if a.size <= 2 * BLOCK or not a.flags.c_contiguous:
+            _sigmoid_into(a)
+        else:  # 4 passes over blocks in cache, on ember's threads
+            flat = a.reshape(-1)
+            parallel.parallel_for(lambda i: _sigmoid_into(flat[i * BLOCK:(i + 1) * BLOCK]),
+                                  -(-flat.size // BLOCK))
+        return True
+
+    def _sigmoid_into(a):
+        xp.negative(a, out=a)  # 1 / (1 + exp(-a)), as the functional kernel
+        xp.exp(a, out=a)
+        a += a.dtype.type(1)
+        xp.reciprocal(a, out=a)
+
+    def relu(a):
+        if a.dtype not in WIDE_FLOATS:
+            return False
+        z = wide_zeros.like(a) if a.size >= WIDE_ZERO_MIN_SIZE else None
+        xp.maximum(a, a.dtype.type(0) if z is None else z, out=a)
+        return True
+
+    def clamp(a, lo, hi):
+        if a.dtype not in WIDE_FLOATS or (lo is None and hi is None) or \
+                lo.__class__ not in _BOUND_CLASSES or hi.__class__ not in _BOUND_CLASSES:
+            return False
+        lo = None if lo is None else scalar_to(lo, a.dtype, "clamp")
+        hi = None if hi is None else scalar_to(hi, a.dtype, "clamp")
+        clip(a, lo, hi, out=a)
+        return True
+
+    out = {f"into:{name}": into_ufunc(fn) for name, fn in float_ufuncs.items()
+           if name not in FLOAT32_FUNCTIONS}  # those take pointwise_float32's formulas
+    out.update({"into:neg": into_ufunc(xp.negative), "into:abs": into_ufunc(xp.abs),
+                "into:sigmoid": sigmoid, "into:relu": relu, "into:clamp": clamp})
+    return out
+
+
+_BOUND_CLASSES = frozenset({int, float, type(None)})
+
+
+def via_float32(xp, fn, ufunc, min_size=0):
+    """A unary kernel: float32 arrays of at least ``min_size`` elements run
+    ``fn(xp, a)`` (``pointwise_float32``), smaller ones and float64 run ``ufunc``;
+    float16 and bfloat16 compute in float32 and round once."""
+    def kernel(a):
+        dt = a.dtype
+        if dt == F32:
+            return blocked(xp, fn, a) if a.size >= min_size and a.ndim else ufunc(a)
+        if dt == F64:
+            return ufunc(a)
+        return kernel(a.astype(F32)).astype(dt)
+    return kernel
+
+
+def via_float32_binary(xp, fn, ufunc, min_size=0):
+    """A binary kernel of two arrays of one dtype (numbers converted): two float32 arrays
+    of one shape and at least ``min_size`` elements run ``fn(xp, a, b)``
+    (``pointwise_float32``), anything else ``ufunc``."""
+    def kernel(a, b):
+        if a.dtype == F32 and a.__class__ is b.__class__ and b.dtype == F32 and \
+                a.shape == b.shape and a.ndim and a.size >= min_size:
+            return blocked(xp, fn, a, b)
+        return ufunc(a, b)
+    return kernel
+
+
 def _in_float64(xp, fn):
     """Compute ``fn`` in float64 and cast back (used where the algorithm is written for
     double precision, like erf)."""
@@ -227,7 +313,7 @@ _ENDS: dict = {}  # dtype -> the bounds that clip nothing (+-inf, or the integer
 
 
 def kernels(xp) -> dict:
-    negative, maximum, logaddexp, exp = xp.negative, xp.maximum, xp.logaddexp, xp.exp
+    negative, maximum, exp, reciprocal = xp.negative, xp.maximum, xp.exp, xp.reciprocal
     zero_of = zeros_by_dtype(xp)
     wide_zero = {F32: zero_of[F32], F64: zero_of[F64]}
 
@@ -247,8 +333,14 @@ def kernels(xp) -> dict:
     def sign(a):
         if a.dtype.kind == "b":
             return a.copy()
-        # (a > 0) - (a < 0) gives 0 for NaN, as PyTorch does (numpy's sign gives NaN).
-        return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+        if a.dtype.kind in "iu":
+            return xp.sign(a)  # exact for integers, one pass
+        # (a > 0) - (a < 0) gives 0 for NaN, as PyTorch does (numpy's sign gives NaN);
+        # the bool mask subtracts straight from the float result (no second cast)
+        r = (a > 0).astype(a.dtype)
+        if not r.ndim:
+            return r - (a < 0)
+        return xp.subtract(r, a < 0, out=r)
 
     def _keep_ints(fn):
         def kernel(a):  # floor/ceil/trunc of an integer is the integer itself (a copy)
@@ -295,15 +387,18 @@ def kernels(xp) -> dict:
     def sigmoid(a):
         if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype in wide_zero:
             return blocked("sigmoid", a)
-        try:  # float32/float64 in native byte order: the hot path
-            z = wide_zero[a.dtype]
-        except KeyError:
-            if a.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once (opmath)
-                return sigmoid(a.astype(F32)).astype(a.dtype)
-            z = 0
-        # exp(-softplus(-a)) = 1 / (1 + exp(-a)); logaddexp never overflows and keeps full
-        # relative precision in both tails, in 4 array ops rather than the 8 of a where().
-        return exp(negative(logaddexp(z, negative(a))))
+        if a.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once (opmath)
+            return sigmoid(a.astype(F32)).astype(a.dtype)
+        # 1 / (1 + exp(-a)), as PyTorch's vectorized kernel and the engine's recipe: exp(-a)
+        # overflows to inf for a < -88.7 (float32), giving 0 where sigmoid is subnormal;
+        # elsewhere within 2 ulp of the float64 sigmoid (float32, measured on [-90, 90]).
+        # NOTE: numpy's logaddexp (exp(-softplus(-a))) is a scalar loop, ~8x slower.
+        t = negative(a)
+        if not t.ndim:
+            return reciprocal(exp(t) + a.dtype.type(1))
+        exp(t, out=t)
+        t += a.dtype.type(1)
+        return reciprocal(t, out=t)
 
     def silu(a):
         if blocked is not None and a.size >= ENGINE_MIN_SIZE and a.dtype in wide_zero:
@@ -362,7 +457,7 @@ def kernels(xp) -> dict:
         # runs its strided scalar loop instead.
         return clip(a, lo, hi)
 
-    def clip(a, lo, hi):
+    def clip(a, lo, hi, out=None):
         # NOTE: numpy's clip with both bounds keeps x where x equals a bound (-0.0 stays
         # -0.0, as PyTorch), with one it returns the bound, in a slower loop: the missing
         # bound becomes the dtype's extreme.
@@ -378,7 +473,7 @@ def kernels(xp) -> dict:
         if a.dtype.kind == "V":  # bfloat16: ml_dtypes' clip would widen to float32
             return xp.clip(a.astype(F32), xp.asarray(lo).astype(F32),
                            xp.asarray(hi).astype(F32)).astype(a.dtype)
-        return xp.clip(a, lo, hi)
+        return xp.clip(a, lo, hi, out=out)
 
     def clamp_min(a, lo):
         return clip(a, scalar_to(lo, a.dtype, "clamp_min"), None)
@@ -393,6 +488,14 @@ def kernels(xp) -> dict:
         "sinh": xp.sinh, "cosh": xp.cosh, "tanh": xp.tanh, "reciprocal": xp.reciprocal,
     }
     table = dict(float_ufuncs)
+    if xp is np:
+        table.update(_into_kernels(xp, float_ufuncs, clip, wide_zeros))
+    if xp is np:
+        # NOTE: numpy runs these float32 functions as scalar libm loops; CuPy's own are
+        # vectorized (and more accurate), so only numpy takes pointwise_float32's formulas
+        for name, (fn, min_size) in FLOAT32_FUNCTIONS.items():
+            if name in table:
+                table[name] = via_float32(xp, fn, table[name], min_size)
     table.update({
         "rsqrt": opmath(xp, lambda a: 1.0 / xp.sqrt(a)),
         "sigmoid": sigmoid,

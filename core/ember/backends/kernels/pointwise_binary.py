@@ -13,7 +13,8 @@ import numpy as np  # the numpy-only fast paths test ``xp is np``
 from ...errors import DtypeError
 from ...types import bool_, get_default_dtype
 from .pointwise import (FLOATING, INTEGRAL, NUMBER_CLASSES, PY_NUMBERS, WIDE_FLOATS, blend,
-                        scalar_to)
+                        scalar_to, via_float32_binary)
+from .pointwise_float32 import BINARY as _FLOAT32_BINARY, blocked
 from .pointwise import BLEND_MIN_SIZE  # noqa: F401 - re-exported for the tests
 
 _NO_BITS = FLOATING | {bool_}
@@ -296,6 +297,12 @@ def kernels(xp) -> dict:
         if a.dtype.itemsize == 2:  # float16/bfloat16: compute in float32 (opmath)
             f = xp.float32
             return _lerp(a.astype(f), end.astype(f), w.astype(f)).astype(a.dtype)
+        if xp is np and a.dtype == np.float32 and w.ndim and a.shape == end.shape == w.shape:
+            # ~10 passes and 5 temporaries: block by block, in cache (pointwise_float32)
+            return blocked(xp, _lerp_blocks, a, end, w)
+        return _lerp(a, end, w)
+
+    def _lerp_blocks(xp, a, end, w):
         return _lerp(a, end, w)
 
     def _lerp(a, end, w):
@@ -316,13 +323,23 @@ def kernels(xp) -> dict:
         high = xp.subtract(end, high, out=high) if high.shape == low.shape else end - high
         return blend(xp, xp.abs(w) < 0.5, low, high)
 
+    into = {}
+    if xp is np:  # ``into:<op>`` kernels of add_, sub_, mul_, div_ (see ops/codegen.py)
+        into = {"into:add": _into(xp.add), "into:sub": _into(xp.subtract),
+                "into:mul": _into(xp.multiply), "into:div": _into(xp.true_divide),
+                "into:lerp.Scalar": _into_lerp}
     return {
+        **into,
         "add": add, "sub": sub, "mul": mul,
         # NOTE: numpy's float floor_divide/remainder follow Python's divmod, as PyTorch's
         # do (remainder takes the divisor's sign; fmod takes the dividend's).
         "div": div, "true_divide": true_divide,
         "floor_divide": floor_divide, "remainder": remainder, "fmod": fmod,
-        "pow": pow_, "atan2": _paired(xp.arctan2),
+        # NOTE: numpy's float32 arctan2 is a scalar libm loop (CuPy's is vectorized)
+        "pow": pow_, "atan2": _paired(via_float32_binary(xp, *_FLOAT32_BINARY["atan2"][:1],
+                                                         xp.arctan2,
+                                                         _FLOAT32_BINARY["atan2"][1])
+                                      if xp is np else xp.arctan2),
         "maximum": _paired(xp.maximum),
         "minimum": _paired(xp.minimum),
         "eq": _compare("eq", xp.equal), "ne": _compare("ne", xp.not_equal),
@@ -336,6 +353,42 @@ def kernels(xp) -> dict:
         "bitwise_left_shift": _shift(True), "bitwise_right_shift": _shift(False),
         "where": where, "lerp.Tensor": lerp, "lerp.Scalar": lerp,
     }
+
+
+def _into(ufunc):
+    """``ufunc(a, b, out=a)`` for a native float32/float64 ``a`` and ``b`` an array of
+    a's dtype and shape or a Python int/float, with ``alpha == 1`` or no
+    ``rounding_mode``; False (nothing written) for anything else."""
+    def into(a, b, extra=None):
+        if a.dtype not in WIDE_FLOATS or not (extra is None or extra.__class__ is int
+                                              and extra == 1):
+            return False
+        if b.__class__ is np.ndarray:
+            if b.dtype != a.dtype or b.shape != a.shape:
+                return False
+        elif b.__class__ is not int and b.__class__ is not float:
+            return False
+        ufunc(a, b, out=a)
+        return True
+    return into
+
+
+def _into_lerp(a, end, w):
+    """lerp_ with a number weight into float32/float64 ``a``: ``_lerp``'s two-sided
+    formula with one temporary; False for other dtypes, shapes or weights."""
+    if a.dtype not in WIDE_FLOATS or end.__class__ is not np.ndarray or \
+            end.dtype != a.dtype or end.shape != a.shape or \
+            (w.__class__ is not float and w.__class__ is not int):
+        return False
+    w = a.dtype.type(w)
+    diff = np.subtract(end, a)
+    if abs(w) < 0.5:
+        diff *= w
+        np.add(a, diff, out=a)
+    else:
+        diff *= 1 - w
+        np.subtract(end, diff, out=a)
+    return True
 
 
 # ---- fmod, remainder and floor_divide of float32/float16/bfloat16 (numpy only) ---------
@@ -364,6 +417,8 @@ def _divmod_blocks(a, b, mode: int):
     (_REMAINDER) up to the sign of a zero, or floor(a / b) (_FLOOR); ``redo`` marks the
     elements to recompute.
     """
+    if a.size <= _BLOCK and (not np.ndim(b) or b.shape == a.shape):
+        return _divmod_small(a, b, mode)
     shape = np.broadcast_shapes(a.shape, np.shape(b))
     af = np.broadcast_to(a, shape).reshape(-1)
     bf = np.asarray(b) if not np.ndim(b) else np.broadcast_to(b, shape).reshape(-1)
@@ -401,6 +456,23 @@ def _divmod_blocks(a, b, mode: int):
             R += np.multiply(B, X, out=A)  # NaN for b = +-inf where X is 0: redone anyway
             np.copyto(out[s:e], R, casting="unsafe")
     return out.reshape(shape), redo.reshape(shape)
+
+
+def _divmod_small(a, b, mode: int):
+    """``_divmod_blocks`` of one block, ``b`` of a's shape or 0-d, in ~12 ufunc calls:
+    the floored (remainder, floor) or truncated (fmod) quotient t of the float64 operands
+    is exact under the same bounds, and so is a - t b."""
+    A = a.astype(np.float64)
+    B = np.asarray(b).astype(np.float64)
+    t = A / B
+    (np.trunc if mode == _FMOD else np.floor)(t, out=t)
+    r = t * B
+    np.subtract(A, r, out=r)
+    limit = _EXACT_QUOTIENT.get(a.dtype, _EXACT_QUOTIENT_BF16) if mode == _FLOOR else 2.0 ** 28
+    redo = np.abs(t) < limit            # False for NaN: b == 0, NaN operands
+    redo &= np.isfinite(r)              # b = +-inf: 0 * inf, or -1 * inf
+    np.logical_not(redo, out=redo)
+    return (t if mode == _FLOOR else r).astype(a.dtype), redo
 
 
 def _fmod_narrow(a, b):

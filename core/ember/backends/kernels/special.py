@@ -14,9 +14,14 @@ kernels too.
 """
 from __future__ import annotations
 
+import numpy as np  # only to tell numpy from CuPy
+
 from ...types import bool_
 from .pointwise import (_ERF_A, _ERF_B, _ERF_C, _ERF_D, _ERF_P, _ERF_Q, _SQRPI, INTEGRAL,
-                        PY_NUMBERS, opmath, scalar_to)
+                        PY_NUMBERS, opmath, scalar_to, via_float32,
+                        via_float32_binary)
+from .pointwise_float32 import BINARY as _FLOAT32_BINARY
+from .pointwise_float32 import FUNCTIONS as _FLOAT32
 
 # PyTorch: "frac_cpu" / "logaddexp_cpu" not implemented for 'Long', "addcmul_cpu_out" for
 # 'Bool'; addcdiv refuses integers with its own message (in the kernel).
@@ -216,6 +221,13 @@ def kernels(xp) -> dict:
             return fn(a, b)
         return kernel
 
+    def _fast2(name, ufunc):
+        # NOTE: numpy's float32 logaddexp/logaddexp2 are scalar loops (CuPy's vectorized)
+        if xp is not np:
+            return ufunc
+        fn, min_size = _FLOAT32_BINARY[name]
+        return via_float32_binary(xp, fn, ufunc, min_size)
+
     def xlogy(a, b):
         # 0 * log(0) = 0 (and 0 * log(anything not NaN)); a NaN y stays NaN, as PyTorch
         r = a * xp.log(b)
@@ -227,7 +239,8 @@ def kernels(xp) -> dict:
         return xp.log(a / (1 - a))
 
     def frac(a):
-        return a - xp.trunc(a)
+        t = xp.trunc(a)
+        return xp.subtract(a, t, out=t) if t.ndim else a - t  # one result array
 
     def signbit(a):
         if a.dtype.kind in "bu":
@@ -264,11 +277,14 @@ def kernels(xp) -> dict:
         return f(a, t1, t2)
 
     return {
-        "asinh": xp.arcsinh, "acosh": xp.arccosh, "atanh": xp.arctanh,
+        "asinh": xp.arcsinh, "acosh": xp.arccosh,
+        # NOTE: numpy's float32 arctanh is a scalar libm loop (CuPy's is vectorized)
+        "atanh": via_float32(xp, *_FLOAT32["atanh"][:1], xp.arctanh, _FLOAT32["atanh"][1])
+        if xp is np else xp.arctanh,
         "erfc": by_precision(xp, erfc32, erfc32),
         "logit": opmath(xp, logit), "frac": frac, "signbit": signbit,
-        "xlogy": binary(xlogy), "logaddexp": binary(xp.logaddexp),
-        "logaddexp2": binary(xp.logaddexp2), "copysign": binary(xp.copysign),
+        "xlogy": binary(xlogy), "logaddexp": binary(_fast2("logaddexp", xp.logaddexp)),
+        "logaddexp2": binary(_fast2("logaddexp2", xp.logaddexp2)), "copysign": binary(xp.copysign),
         # NaN loses to a number (C's fmax), unlike maximum; ints and bools too
         "fmax": binary(xp.fmax), "fmin": binary(xp.fmin),
         "addcmul": addcmul, "addcdiv": addcdiv,
