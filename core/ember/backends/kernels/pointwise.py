@@ -147,6 +147,12 @@ def blend(xp, cond, a, b):
     # ufunc pass (numpy's uint64 negative, for all-ones masks, is not vectorized)
     c = cond.view(np.uint8)
     ai, bi = np.asarray(a).view(u), np.asarray(b).view(u)
+    # NOTE: a broadcast operand (a gradient of sum(): stride 0) makes numpy's integer loops
+    # strided and ~15x slower; one contiguous copy costs less
+    if ai.ndim and 0 in ai.strides:
+        ai = np.ascontiguousarray(ai)
+    if bi.ndim and 0 in bi.strides:
+        bi = np.ascontiguousarray(bi)
     if not bi.ndim and not bi:                   # where(c, x, 0): the common case
         return np.multiply(ai, c).view(a.dtype)
     if not ai.ndim and not ai:                   # where(c, 0, x): masked_fill(m, 0)
