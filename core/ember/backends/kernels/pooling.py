@@ -11,7 +11,7 @@ first maximum in scan order. This gives PyTorch's CPU conventions exactly: indic
 positions ``h * W + w`` (``(t * H + h) * W + w`` in 3-D) in each input plane, ties go to the
 first position in row-major window order, a window holding NaN reports NaN and the position
 of its LAST NaN, and a window of -inf values points at its first real element (never at
-padding). float16/bfloat16 compare in float32.
+padding). float16/bfloat16 compare in float32. Values are exact (a selection).
 
 The backward scatters grad_output into the input planes at ``indices``: a plain indexed
 assignment when windows cannot overlap (each input element is in at most one window, the
@@ -23,6 +23,7 @@ shared with the composite pooling ops in ``ember.nn.functional.pooling``.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -155,11 +156,12 @@ def kernels(xp) -> dict:
         order = tuple(2 + 2 * n for n in range(nd)) + (0,) + tuple(1 + 2 * n for n in range(nd))
         return t.transpose(order).reshape((math.prod(k), p) + tuple(out))
 
-    def tiles(x, k, out):
+    def tiles(x, k, out, offsets, base):
         """The fast path for windows that tile the input (stride == kernel, no padding):
         ``offsets_first`` puts the K window offsets first, so the maximum is one reduction
         and each offset's plane is contiguous. Returns (values, flat offsets of the first
-        maximum within each window, windows as ``windows``)."""
+        maximum plus ``base``: the flat positions, and a callable giving the windows as
+        ``windows`` does)."""
         t = offsets_first(x, k, out)
         vals = t.max(axis=0)
         # NOTE: the first maximum's position n is the number of leading planes that miss
@@ -169,15 +171,41 @@ def kernels(xp) -> dict:
         for i in range(1, t.shape[0] - 1):
             miss &= t[i] != vals
             n += miss.view(xp.uint8)
-        strides = _plane_strides(x.shape[1:])
+        wins = lambda: [(None, t[i], offsets[i]) for i in range(len(t))]  # noqa: E731
+        if math.prod(k[:-1]) == 1:   # windows along the last dim only: offset n is n
+            return vals, xp.add(n, base, dtype=xp.int64), wins
+        # NOTE: fancy indexing of the small table, not take(): numpy's take converts the
+        # uint8 index to intp first and is ~10x slower
+        off = offsets[n]
+        off += base
+        return vals, off, wins
+
+    @functools.lru_cache(maxsize=256)
+    def plan(op, shape, nd, kernel_size, stride, padding, dilation, ceil_mode):
+        """Everything of one call that depends only on shapes and arguments, cached: the
+        geometry, the tiling flag, the tiles' offset table and the windows' base positions
+        ``sum((o_n s_n - p_n) stride_n)`` (int64, of the output's spatial shape)."""
+        k, s, p, d, out = pool_geometry(op, shape, nd, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+        sizes = tuple(shape[-nd:])
+        strides = _plane_strides(sizes)
+        tiled = s == k and not any(p) and all(v == 1 for v in d) and \
+            all(o * kn <= n for o, kn, n in zip(out, k, sizes))
         offsets = xp.asarray([sum(i * st for i, st in zip(cell, strides))
                               for cell in itertools.product(*map(range, k))], dtype=xp.int64)
-        wins = [(None, t[i], offsets[i]) for i in range(t.shape[0])]
-        return vals, offsets.take(n), wins
+        base = 0
+        for n, st in enumerate(strides):
+            pos = np.arange(-p[n], out[n] * s[n] - p[n], s[n], dtype=np.int64) * st
+            base = base + pos.reshape((-1,) + (1,) * (nd - 1 - n))
+        return k, s, p, d, out, tiled, offsets, xp.asarray(base)
+
+    def _key(v):
+        return tuple(v) if isinstance(v, list) else v
 
     def max_pool_with_indices(op, nd, a, kernel_size, stride, padding, dilation, ceil_mode):
-        k, s, p, d, out = pool_geometry(op, a.shape, nd, kernel_size, stride, padding,
-                                        dilation, ceil_mode)
+        k, s, p, d, out, tiled, offsets, base = plan(
+            op, tuple(a.shape), nd, _key(kernel_size), _key(stride), _key(padding),
+            _key(dilation), bool(ceil_mode))
         x = a.reshape((-1,) + a.shape[-nd:])
         if a.dtype in LOW_FLOATS:
             x = x.astype(xp.float32)
@@ -185,33 +213,33 @@ def kernels(xp) -> dict:
         shape = (x.shape[0],) + out
         # NOTE: an input position is base + offset: base = sum((o_n s_n - p_n) stride_n)
         # for output o, offset = sum(i_n d_n stride_n) for kernel cell i; find the offsets.
-        if s == k and not any(p) and all(v == 1 for v in d) and \
-                all(o * kn <= n for o, kn, n in zip(out, k, x.shape[1:])):
-            vals, off, wins = tiles(x, k, out)
+        if tiled:
+            vals, off, wins = tiles(x, k, out, offsets, base)
         else:
             lowest = -math.inf if floating else xp.iinfo(x.dtype).min
             vals = xp.full(shape, lowest, dtype=x.dtype)
-            wins = windows(x, k, s, p, d, out)
-            for o, view, _ in wins:
+            views = windows(x, k, s, p, d, out)
+            for o, view, _ in views:
                 xp.maximum(vals[o], view, out=vals[o])
             off = xp.zeros(shape, dtype=xp.int64)
-            for o, view, c in reversed(wins):  # the last write is the first maximum
+            for o, view, c in reversed(views):  # the last write is the first maximum
                 xp.copyto(off[o], c, where=view == vals[o])
-        if floating and bool(xp.isnan(vals).any()):
-            for o, view, c in wins:  # NaN != NaN: point at the last NaN, as PyTorch does
-                xp.copyto(off if o is None else off[o], c, where=xp.isnan(view))
-        base = 0
-        for n, st in enumerate(_plane_strides(x.shape[1:])):
-            pos = xp.arange(-p[n], out[n] * s[n] - p[n], s[n], dtype=xp.int64) * st
-            base = base + pos.reshape((-1,) + (1,) * (nd - 1 - n))
+            wins = lambda: views  # noqa: E731
+            off += base
+        # NOTE: max propagates NaN, so one reduction tells whether any window holds one
+        if floating and vals.size and bool(xp.isnan(vals.max())):
+            for o, view, c in wins():  # NaN != NaN: point at the last NaN, as PyTorch does
+                if o is None:
+                    xp.copyto(off, base + c, where=xp.isnan(view))
+                else:
+                    xp.copyto(off[o], base[o[1:]] + c, where=xp.isnan(view))
         lead = a.shape[:-nd]
-        return (vals.astype(a.dtype, copy=False).reshape(lead + out),
-                (off + base).reshape(lead + out))
+        return vals.astype(a.dtype, copy=False).reshape(lead + out), off.reshape(lead + out)
 
     def max_pool_backward(op, nd, grad_output, a, kernel_size, stride, padding, dilation,
                           ceil_mode, indices):
-        k, s, p, d, out = pool_geometry(op, a.shape, nd, kernel_size, stride, padding,
-                                        dilation, ceil_mode)
+        k, s, p, d, out = plan(op, tuple(a.shape), nd, _key(kernel_size), _key(stride),
+                               _key(padding), _key(dilation), bool(ceil_mode))[:5]
         want = tuple(a.shape[:-nd]) + out
         for name, t in (("grad_output", grad_output), ("indices", indices)):
             if tuple(t.shape) != want:

@@ -5,7 +5,10 @@
 
 * ``constant``: per padded dim, crop (negative amounts, ``narrow``) then ``cat`` blocks of
   ``value`` on either side;
-* ``reflect`` / ``replicate`` / ``circular``: per padded dim, one ``index_select`` with a
+* ``reflect`` / ``replicate`` / ``circular`` with non-negative amounts below the dim's
+  size: per padded dim, one ``cat`` of x with its edge blocks (replicate: the edge cell
+  expanded; reflect: the cells next to the edge, flipped; circular: the other end);
+* otherwise (crops, amounts at the size): per padded dim, one ``index_select`` with a
   source index computed on the device from ``arange`` (output position ``j`` runs from
   ``-left`` to ``size + right``): reflect ``(n-1) - |(n-1) - |j||``, replicate
   ``clamp(j, 0, n-1)``, circular ``j mod m`` over the cropped size ``m``.
@@ -77,6 +80,30 @@ def _source_index(mode, n, left, right, dim, shape, device):
     return (n - 1) - E.abs((n - 1) - E.abs(j))
 
 
+def _edges(mode, x, dim, left, right):
+    """The (left, right) blocks (None for 0) that pad ``dim`` of x, as views (replicate: an expanded
+    edge cell; circular: the other end) or flipped copies (reflect), for non-negative
+    amounts that fit; None otherwise (the index_select path checks and crops). A cat of
+    them has a slice-and-sum backward, not index_select's scatter-add."""
+    n = x.shape[dim]
+    if left < 0 or right < 0 or n == 0 or left >= n or right >= n:
+        return None
+
+    def block(start, size, repeat=1):
+        if not repeat or not size:
+            return None
+        b = x.narrow(dim, start, size)
+        if mode == "reflect":
+            return b.flip(dim)
+        return b.expand(*[(repeat if d == dim else -1) for d in range(x.ndim)]) \
+            if repeat > 1 else b
+    if mode == "replicate":
+        return block(0, 1, left), block(n - 1, 1, right)
+    if mode == "reflect":
+        return block(1, left), block(n - 1 - right, right)
+    return block(n - left, left), block(0, right)           # circular
+
+
 @composite("pad")
 def _pad(input, pad, mode, value):
     if len(pad) % 2:
@@ -104,6 +131,10 @@ def _pad(input, pad, mode, value):
         dim = input.ndim - 1 - i
         left, right = pad[2 * i], pad[2 * i + 1]
         if left == 0 and right == 0:
+            continue
+        edges = _edges(mode, x, dim, left, right)
+        if edges is not None:
+            x = E.cat([b for b in (edges[0], x, edges[1]) if b is not None], dim)
             continue
         index = _source_index(mode, x.shape[dim], left, right, dim, tuple(input.shape),
                               input.device)

@@ -7,7 +7,10 @@ an output size plus optional per-dim scales.
 
 Every mode is separable, so each composite resamples one spatial dim at a time, with
 source indices and weights computed on the host by PyTorch's rules and applied on the
-device with ``index_select``; autograd (to any order) and the tracer see through it:
+device with ``index_select``; autograd (to any order) and the tracer see through it.
+An integer upsampling (output r times the input, taps that repeat with period r) is
+applied without a gather: nearest as a broadcast copy, linear and cubic as r phases, each
+a weighted sum of shifted copies of the input, interleaved:
 
 * nearest: ``src = min(floor(dst * s), n - 1)``; nearest-exact: ``min(floor((dst + 0.5)
   * s), n - 1)``. ``s`` is ``1 / scale`` when a positive scale is given, else ``n_in /
@@ -19,10 +22,15 @@ device with ``index_select``; autograd (to any order) and the tracer see through
   (clamped to the input) with Keys' cubic convolution weights, a = -0.75.
 * area: adaptive average pooling to the output size.
 
+Accuracy (float32, N(0, 1) input (4, 8, 64, 64), x2, against the float64 op): within 3.1
+ulp of max|x| for bilinear and 5.2 for bicubic, as the index path (the same products,
+summed in another order).
+
 Reference: torch.nn.functional.interpolate and aten/src/ATen/native/UpSample.h.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -94,18 +102,98 @@ def _weighted(x, dim: int, taps: list):
     return out
 
 
-def _resample_dim(x, dim: int, n_out: int, mode: str, align_corners, scale):
-    n_in = x.shape[dim]
+def _edge_padded(x, dim: int, before: int, after: int):
+    """x with its first cell repeated ``before`` times and its last ``after`` times along
+    ``dim``, so that x[clamp(i + o, 0, n - 1)] is the view at i + o + before."""
+    n, parts = x.shape[dim], [x]
+    size = lambda k: [(k if d == dim else -1) for d in range(x.ndim)]  # noqa: E731
+    if before:
+        parts.insert(0, x.narrow(dim, 0, 1).expand(*size(before)))
+    if after:
+        parts.append(x.narrow(dim, n - 1, 1).expand(*size(after)))
+    return E.cat(parts, dim) if len(parts) > 1 else x
+
+
+def _phases(taps: list, n_in: int, r: int):
+    """The taps [(index, weight)] of an integer upsampling by r as r phases: output cell
+    r i + j reads x[clamp(i + o, 0, n_in - 1)] with weight w for each (o, w) of phase j;
+    None when the interior cells do not follow one period (inexact scales)."""
+    if n_in < 6:     # too few interior cells (a cubic tap reaches 2 away) to check
+        return None
+    rows = np.arange(n_in)[:, None]
+    offsets, weights = [], []
+    for index, w in taps:
+        o = index.reshape(n_in, r) - rows
+        w = np.asarray(w, dtype=np.float64).reshape(n_in, r)
+        # rows 2 .. n_in - 3 are never clamped: they must all equal row 2
+        if np.any(o[2:-2] != o[2]) or np.abs(w[2:-2] - w[2]).max() > 1e-12:
+            return None
+        offsets.append(o[2])
+        weights.append(w[2])
+    return [[(int(o[j]), float(w[j])) for o, w in zip(offsets, weights)] for j in range(r)]
+
+
+def _periodic(x, dim: int, phases: list):
+    """Integer upsampling from its phases (see ``_phases``): each phase a weighted sum of
+    shifted copies of x, the phases interleaved. Only slices, products and sums, so its
+    backward has no scatter (index_select's backward is an index_add)."""
+    n = x.shape[dim]
+    used = [o for phase in phases for o, w in phase if w != 0.0] or [0]
+    before, after = max(0, -min(used)), max(0, max(used))
+    padded = _edge_padded(x, dim, before, after)     # one copy serves every shift
+    outs = []
+    for phase in phases:
+        out = None
+        for o, w in phase:
+            if w == 0.0:
+                continue
+            shifted = padded.narrow(dim, o + before, n)
+            term = shifted if w == 1.0 else shifted * w
+            out = term if out is None else out + term
+        outs.append(out if out is not None else x * 0.0)
+    return E.stack(outs, dim + 1).flatten(dim, dim + 1)
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(n_in: int, n_out: int, mode: str, align_corners, scale):
+    """How one dim is resampled, from PyTorch's rules, computed on the host once per
+    geometry: ("same",), ("repeat", r), ("take", index), ("phases", phases) or ("taps",
+    [(index, weight)])."""
+    r = n_out // n_in if n_out % n_in == 0 else 0
     if mode in ("nearest", "nearest-exact"):
         if n_out == n_in:
-            return x
-        return _take(x, dim, _nearest_index(n_in, n_out, scale, mode == "nearest-exact"))
+            return ("same",)
+        index = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
+        if r and np.array_equal(index, np.arange(n_out) // r):
+            return ("repeat", r)
+        return ("take", index)
     if mode == "linear":
         i, t = _floor_and_frac(_source(n_in, n_out, align_corners, scale, False), n_in)
-        return _weighted(x, dim, [(i, 1.0 - t), (np.minimum(i + 1, n_in - 1), t)])
-    i, t = _floor_and_frac(_source(n_in, n_out, align_corners, scale, True), n_in)
-    return _weighted(x, dim, [(np.clip(i - 1 + k, 0, n_in - 1), w)
-                              for k, w in enumerate(_cubic_weights(t))])
+        taps = [(i, 1.0 - t), (np.minimum(i + 1, n_in - 1), t)]
+    else:
+        i, t = _floor_and_frac(_source(n_in, n_out, align_corners, scale, True), n_in)
+        taps = [(np.clip(i - 1 + k, 0, n_in - 1), w) for k, w in enumerate(_cubic_weights(t))]
+    # NOTE: only half-pixel sources (no align_corners) repeat with period r
+    phases = _phases(taps, n_in, r) if r > 1 and not align_corners else None
+    # NOTE: the phases read edge cells through repeated copies instead of linear's source
+    # clamp at 0: the same value up to one rounding of (1 - t) x + t x
+    return ("taps", taps) if phases is None else ("phases", phases)
+
+
+def _resample_dim(x, dim: int, n_out: int, mode: str, align_corners, scale):
+    plan = _plan(int(x.shape[dim]), int(n_out), mode, align_corners, scale)
+    if plan[0] == "same":
+        return x
+    if plan[0] == "repeat":
+        # each cell repeated r times: a broadcast copy, whose backward is a sum
+        shape = [-1] * (x.ndim + 1)
+        shape[dim + 1] = plan[1]
+        return x.unsqueeze(dim + 1).expand(*shape).flatten(dim, dim + 1)
+    if plan[0] == "take":
+        return _take(x, dim, plan[1])
+    if plan[0] == "phases":
+        return _periodic(x, dim, plan[1])
+    return _weighted(x, dim, plan[1])
 
 
 def _upsample(op: str, x, output_size, scales, mode: str, align_corners=None):

@@ -17,12 +17,18 @@ and the grid, to any order:
 * 'bicubic' (4-D only) reads 4 x 4 pixels with Keys' cubic convolution (A = -0.75),
   applying the padding mode to each tap, as ATen.
 
-Each tap is one ``gather`` on the input flattened over its spatial dims, whose gradient
-scatter-adds into the input. ``align_corners=None`` means False, with PyTorch's warning.
+The taps are vectorized: per coordinate, T taps (1, 2 or 4) at floor/round + offsets with
+their weights, (N, P, d, T); their T^d combinations are the stencil of each output point,
+read with ONE ``index_select`` of rows of the channels-last input (N S, C), whose gradient
+is one scatter-add, and summed with their weights over contiguous planes. The op count no
+longer grows with the stencil (bilinear: ~30 ember ops instead of ~150).
+``align_corners=None`` means False, with PyTorch's warning. Accuracy: the coordinates are
+computed in the input's dtype, as PyTorch's kernel does: for float32 a coordinate is off
+by up to ~size/2 ulp(1), which dominates (bilinear on a 64 x 64 N(0, 1) image: within
+146 ulp of max|x| of the float64 op); float64 is exact to a few ulp.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 
@@ -133,22 +139,8 @@ def _pad_coord(coord, size: int, padding: int, align_corners: bool):
     return coord.clamp(0, size - 1)
 
 
-def _tap(flat, sizes, idx, weight):
-    """weight * input at integer coordinates idx (one per spatial dim, each (N, P)), 0 where
-    a coordinate falls outside; flat is the input (N, C, prod(sizes))."""
-    inside, pos = None, None
-    for i, s in zip(idx, sizes):
-        ok = (i >= 0) & (i <= s - 1)
-        inside = ok if inside is None else inside & ok
-        i = i.clamp(0, s - 1).to(E.int64)
-        pos = i if pos is None else pos * s + i
-    n, c, _ = flat.shape
-    vals = E.gather(flat, 2, pos.unsqueeze(1).expand(n, c, pos.shape[1]))
-    return vals * E.where(inside, weight, 0.0).unsqueeze(1)
-
-
 def _cubic_weights(t):
-    """Keys' cubic convolution weights of taps -1, 0, 1, 2 at fraction t."""
+    """Keys' cubic convolution weights of taps -1, 0, 1, 2 at fraction t, stacked last."""
     a = _CUBIC_A
 
     def near(x):    # |x| <= 1
@@ -156,7 +148,23 @@ def _cubic_weights(t):
 
     def far(x):     # 1 < |x| < 2
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    return E.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], -1)
+
+
+def _per_dim(t, fn, xyz):
+    """fn(t[..., j, ...], size_j) for each coordinate j of dim -1 (x, y[, z]) of t, or of
+    dim -2 when t has a tap axis last, stacked back."""
+    axis = -1 if t.ndim == 3 else -2
+    return E.stack([fn(t.select(axis, j), s) for j, s in enumerate(xyz)], axis)
+
+
+def _combine(t, op):
+    """(N, P, d, T) per-coordinate taps -> (N, P, T^d) taps of the d-dim stencil, op
+    joining the coordinates (add for positions, mul for weights, and for masks)."""
+    out = t.select(-2, 0)
+    for j in range(1, t.shape[-2]):
+        out = op(out.unsqueeze(-2), t.select(-2, j).unsqueeze(-1)).flatten(-2)
+    return out
 
 
 @composite("grid_sampler")
@@ -165,33 +173,51 @@ def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     d = len(sizes)
     n, c = input.shape[:2]
     out_spatial = tuple(grid.shape[1:-1])
-    flat = input.reshape(n, c, -1)
-    g = grid.reshape(n, -1, d)
     # grid's last dim is (x, y[, z]): x indexes the last spatial dim
-    coords = [_unnormalize(g[..., d - 1 - k], sizes[k], align_corners) for k in range(d)]
+    xyz = sizes[::-1]
+    g = grid.reshape(n, -1, d)
+    like = {"dtype": grid.dtype, "device": grid.device}
+    scale = E.tensor([(s - 1) / 2 if align_corners else s / 2 for s in xyz], **like)
+    coords = (g + 1) * scale if align_corners else (g + 1) * scale - 0.5   # (N, P, d)
+    high = E.tensor([s - 1 for s in xyz], **like)
+    pad = lambda t, s: _pad_coord(t, s, padding_mode, align_corners)  # noqa: E731
+    # every output point reads T taps per coordinate at base + offsets with weights w,
+    # (N, P, d, T) each; the T^d taps of its stencil are one gather of the flat input
     if interpolation_mode == _MODES["bicubic"]:
-        out = None
-        floors = [E.floor(x).detach() for x in coords]
-        ws = [_cubic_weights(x - f) for x, f in zip(coords, floors)]
-        for offs in itertools.product(range(4), repeat=d):
-            idx = [_pad_coord(f + (o - 1), s, padding_mode, align_corners)
-                   for f, o, s in zip(floors, offs, sizes)]
-            w = math.prod((ws[k][o] for k, o in enumerate(offs)), start=1)
-            term = _tap(flat, sizes, idx, w)
-            out = term if out is None else out + term
+        base = E.floor(coords).detach()
+        w = _cubic_weights(coords - base)
+        idx = base.unsqueeze(-1) + E.tensor([-1.0, 0.0, 1.0, 2.0], **like)
+        if padding_mode != _PADDINGS["zeros"]:
+            idx = _per_dim(idx, pad, xyz)
     else:
-        coords = [_pad_coord(x, s, padding_mode, align_corners) for x, s in zip(coords, sizes)]
+        if padding_mode != _PADDINGS["zeros"]:
+            coords = _per_dim(coords, pad, xyz)
         if interpolation_mode == _MODES["nearest"]:
-            idx = [E.round(x).detach() for x in coords]
-            out = _tap(flat, sizes, idx, E.ones_like(coords[0]))
+            idx, w = E.round(coords).detach().unsqueeze(-1), None
         else:
-            out = None
-            floors = [E.floor(x).detach() for x in coords]
-            fracs = [x - f for x, f in zip(coords, floors)]
-            for bits in itertools.product((0, 1), repeat=d):
-                w = math.prod((fr if b else 1 - fr for fr, b in zip(fracs, bits)), start=1)
-                term = _tap(flat, sizes, [f + b for f, b in zip(floors, bits)], w)
-                out = term if out is None else out + term
+            base = E.floor(coords).detach()
+            frac = (coords - base).unsqueeze(-1)
+            w = E.cat([1 - frac, frac], -1)
+            idx = base.unsqueeze(-1) + E.tensor([0.0, 1.0], **like)
+    high = high.unsqueeze(-1)
+    inside = _combine((idx >= 0) & (idx <= high), E.logical_and)
+    strides = E.tensor([math.prod(xyz[:j]) for j in range(d)], dtype=E.int64,
+                       device=grid.device).unsqueeze(-1)
+    pos = _combine(E.minimum(E.clamp(idx, min=0), high).to(E.int64) * strides, E.add)
+    weight = inside.to(input.dtype) if w is None else \
+        E.where(inside, _combine(w, E.mul), 0.0)                       # (N, P, taps)
+    # NOTE: the taps are rows of the channels-last input (N S, C), read with one
+    # index_select: C contiguous values per tap, and a tap index C times shorter than an
+    # element-wise gather's (3-4x faster on (8, 32, 64, 64)); the taps go before the
+    # points so that their weighted sum adds contiguous planes
+    size = math.prod(sizes)
+    rows = input.reshape(n, c, size).transpose(1, 2).reshape(n * size, c)
+    pos = pos.transpose(1, 2) + E.arange(0, n * size, size, device=grid.device).reshape(n, 1, 1)
+    taps = pos.shape[1]
+    vals = rows.index_select(0, pos.reshape(-1)).reshape(n, taps, -1, c)
+    weight = weight.transpose(1, 2).unsqueeze(-1)                       # (N, taps, P, 1)
+    out = (vals.squeeze(1) * weight.squeeze(1)) if taps == 1 else (vals * weight).sum(1)
+    out = out.transpose(1, 2).contiguous()                              # (N, C, P)
     return out.reshape(n, c, *out_spatial)
 
 

@@ -4,9 +4,10 @@ autograd differentiates them to any order.
 One N-d routine serves 2-D and 3-D: it zero-pads with ``cat`` only when it must (padding
 or a ceil_mode window past the edge), then sums the windows one dim at a time (k strided
 slices per dim: kd + kh + kw slices instead of kd * kh * kw). Non-overlapping windows
-without padding take one reshape and sum. The divisor is ``divisor_override`` or the
-product over dims of each window's length, clipped to the padded input
-(``count_include_pad``) or to the input itself. 1-D runs the 2-D op on a (.., 1, L) view.
+without padding take one reshape and sum when small. The divisor is
+``divisor_override`` or the product over dims of each window's length, clipped to the
+padded input (``count_include_pad``) or to the input itself. 1-D runs the 2-D op on a (..,
+1, L) view. Accuracy (float32 against float64, N(0, 1) input): within 1.1 ulp of max|x|.
 Reference: torch.nn.functional.avg_pool1d/2d/3d.
 """
 from __future__ import annotations
@@ -23,6 +24,11 @@ from ember.ops.composite import composite
 from ._common import args_1d, as_2d, check_floating
 
 __all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d"]
+
+# NOTE: above this many elements tiles are summed one dim at a time like other windows:
+# numpy's sum over several short strided axes of a reshape is 5-20x slower than k
+# strided adds per dim
+_TILE_SUM_MAX = 32768
 
 
 def _zero_pad(x, dim: int, before: int, after: int):
@@ -74,8 +80,9 @@ def _avg_pool(op: str, nd: int, x, kernel_size, stride, padding, ceil_mode,
         raise ValueError(f"{op}(): divisor_override must be non-zero, got 0; pass None "
                          f"to divide by the window size")
     sizes, lead = tuple(x.shape[-nd:]), tuple(x.shape[:-nd])
-    if not any(p) and s == k and all(o * kn <= n for o, kn, n in zip(out, k, sizes)):
-        # tiles: every window is whole, so one reshape and sum
+    if not any(p) and s == k and all(o * kn <= n for o, kn, n in zip(out, k, sizes)) \
+            and x.numel() < _TILE_SUM_MAX:
+        # small tiles: every window is whole, so one reshape and sum (fewest ops)
         crop = x[(...,) + tuple(slice(0, o * kn) for o, kn in zip(out, k))]
         tiled = crop.reshape(lead + tuple(v for o, kn in zip(out, k) for v in (o, kn)))
         return tiled.sum(tuple(range(-2 * nd + 1, 0, 2))) / (divisor_override or math.prod(k))
