@@ -14,8 +14,11 @@ Every function is an ember op, so autograd, ``out=`` and tracing work as for any
 * aliases of existing ops (``expit`` is ``ember.sigmoid``, ``gammaln`` is ``ember.lgamma``,
   ``psi`` and ``digamma`` are ``ember.digamma``, ``i1`` is ``ember.special_i1``, ...).
 
-Dtypes: integral and bool inputs give the default float dtype; float16 and bfloat16 are
-computed in float64 and rounded once. Derivatives are PyTorch's; where PyTorch has none
+Dtypes: integral and bool inputs give the default float dtype; float32 runs float32
+algorithms where the kernel's docstring states their error (the Bessel, normal-distribution
+and erf families, entr, airy_ai, polygamma(1), the polynomials of a number degree), float64
+elsewhere; float16 and bfloat16 are computed in the float32 path and rounded once.
+Derivatives are PyTorch's; where PyTorch has none
 (the Bessel functions, airy_ai, the polynomials) the results do not require grad, and the
 derivatives PyTorch leaves unimplemented (zeta in x, gammainc/gammaincc in a) raise
 NotImplementedError when backward reaches them.
@@ -61,9 +64,12 @@ def _mvlgamma(self, p):
         raise RuntimeError(f"mvlgamma(): p has to be greater than or equal to 1, got p = {p}; "
                            f"p is the dimension of the multivariate gamma function")
     x = self if self.is_floating_point() else self.to(E.get_default_dtype())
-    # x - j/2 for j = p-1, ..., 0, as PyTorch's arange(-p/2 + 0.5, 0.5, 0.5)
-    shifts = E.arange(-p / 2 + 0.5, 0.5, 0.5, dtype=x.dtype, device=x.device)
-    return (x.unsqueeze(-1) + shifts).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    # sum of lgamma(x - j/2) for j = p-1, ..., 0, in PyTorch's order (its arange(-p/2 + 0.5,
+    # 0.5, 0.5) summed over a new last dim); p calls on x's shape, no (..., p) temporary
+    total = (x - (p - 1) / 2).lgamma() if p > 1 else x.lgamma()
+    for j in range(p - 2, -1, -1):
+        total = total + (x - j / 2 if j else x).lgamma()
+    return total + p * (p - 1) / 4 * math.log(math.pi)
 
 
 # ==== aliases of existing ops ===================================================================

@@ -15,7 +15,11 @@ number. Maximum relative errors measured against mpmath (50 digits):
   absolute error < 7e-15 for the one formed as 1 - the other, which for a < 0.01 and
   x < 0.5 leaves Q ~ 1e-3 with relative error up to 3e-12 (Cephes' small-a series for Q,
   which PyTorch uses there, is not implemented). Both take O(sqrt(a)) terms near x = a,
-  capped at 20,000 (a up to ~1e6).
+  capped at 20,000 (a up to ~1e6). Each runs only on its own elements, which leave the
+  iteration as they converge (checked every 8 terms); for float32 and narrower results the
+  truncation is 1e-10 instead of 1e-17 and the series also serves x <= 3.5 (fewer terms
+  than the fraction there; 1 - P keeps Q to 1e-16 / Q >= 1e-6 relative), and at 1e6
+  elements the work runs in cache-sized blocks (``special_blocked``).
 * zeta(x, q) = sum_k (q + k)^-x: at least 9 terms and up to q + k >= 10, then
   Euler-Maclaurin summation with 12 Bernoulli terms (Cephes' zeta); < 1e-15 for x in
   [1.01, 60], q in [1e-3, 1e3] (reference: mpmath at 300 digits, or direct summation:
@@ -29,7 +33,8 @@ from __future__ import annotations
 
 import math
 
-from .special import _pair
+from .special import _pair, subset
+from .special_blocked import blocked_binary
 from .special_math import _ZETA_B, _quiet, lgamma64
 
 _LOG_2PI = 1.8378770664093454836
@@ -39,84 +44,124 @@ _MAX_TERMS = 20_000
 
 
 def _log_prefactor(xp, a, x):
-    """log(x^a e^-x / Gamma(a)); for a >= 10 as a (log1p(eta) - eta) + log(a / 2 pi) / 2
-    - S(a) with x = a (1 + eta), whose error is ~ulp(|x - a|) rather than ulp(a log x)."""
-    with _quiet(xp):
-        direct = a * xp.log(x) - x - lgamma64(xp, a)
-        big = xp.maximum(a, 10.0)
-        eta = (x - big) / big
-        w = 1.0 / (big * big)
+    """log(x^a e^-x / Gamma(a)) of 1-d arrays; for a >= 10 (those elements only) as
+    a (log1p(eta) - eta) + log(a / 2 pi) / 2 - S(a) with x = a (1 + eta), whose error is
+    ~ulp(|x - a|) rather than ulp(a log x)."""
+    r = a * xp.log(x)
+    r -= x
+    r -= lgamma64(xp, a)
+    big = subset(xp, a >= 10.0)
+    if big.size:
+        ab, xb = a[big], x[big]
+        eta = (xb - ab) / ab
+        w = 1.0 / (ab * ab)
         s = 0.0
         for c in reversed(_STIRLING):
             s = s * w + c
         # log1p(eta) loses relative precision near eta = -1 (x << a), log(x / a) near 0
-        near = xp.abs(eta) < 0.5
-        log_ratio = xp.where(near, xp.log1p(eta), xp.log(x / big))
-        stirling = big * (log_ratio - eta) + 0.5 * (xp.log(big) - _LOG_2PI) - s / big
-    return xp.where(a >= 10.0, stirling, direct)
+        log_ratio = xp.where(xp.abs(eta) < 0.5, xp.log1p(eta), xp.log(xb / ab))
+        r[big] = ab * (log_ratio - eta) + 0.5 * (xp.log(ab) - _LOG_2PI) - s / ab
+    return r
 
 
-def _until_converged(xp, step, state, done):
-    """Run ``step(state) -> (state, done)`` in blocks of 16 until every element is done."""
-    for i in range(0, _MAX_TERMS, 16):
-        for _ in range(16):
-            state, d = step(state)
-            done = done | d
-        if bool(xp.all(done)):
+def _iterate(xp, step, state, converged, out):
+    """Run ``step(state)`` (in place on a tuple of 1-d arrays whose last entry is the
+    result) in blocks of 8 until ``converged(state)`` holds, writing converged results to
+    ``out`` by position and dropping those elements from the state: the cost follows
+    the slowest element's term count only on that element."""
+    where = xp.arange(out.shape[0])
+    for _ in range(0, _MAX_TERMS, 8):
+        if not where.size:
             break
-    return state
+        for _ in range(8):
+            step(state)
+        done = converged(state)
+        if bool(done.any()):
+            out[where[done]] = state[-1][done]
+            keep = subset(xp, ~done)
+            state = tuple(v[keep] for v in state)
+            where = where[keep]
+    out[where] = state[-1]  # past the cap: the partial sums
+    return out
 
 
-def igamma_pair64(xp, a, x):
-    """(P(a, x), Q(a, x)) of float64 arrays broadcast together (see the module docstring)."""
+def _p_series(xp, a, x, tol):
+    """sum_n x^n / (a (a+1) ... (a+n)), the series of P(a, x) / prefactor (x < a + 1)."""
+    def step(st):
+        a, x, ap, term, tmp, total = st
+        ap += 1.0
+        xp.divide(x, ap, out=tmp)
+        term *= tmp
+        total += term
+
+    def converged(st):
+        return st[3] <= st[-1] * tol
+
+    term = 1.0 / a
+    return _iterate(xp, step, (a, x, a.copy(), term, xp.empty_like(a), term.copy()),
+                    converged, xp.empty_like(a))
+
+
+def _q_fraction(xp, a, x, tol):
+    """Q(a, x) / prefactor by its continued fraction, modified Lentz (NR 3rd ed. 6.2.7),
+    for x >= a + 1 (b0 = x + 1 - a >= 2)."""
+    def step(st):
+        a, b, c, d, i, delta, h = st
+        i += 1.0
+        an = i * (a - i)  # -i (i - a)
+        b += 2.0
+        d *= an
+        d += b
+        d[xp.abs(d) < _TINY] = _TINY
+        xp.divide(an, c, out=c)
+        c += b
+        c[xp.abs(c) < _TINY] = _TINY
+        xp.reciprocal(d, out=d)
+        xp.multiply(d, c, out=delta)
+        h *= delta
+
+    def converged(st):
+        return xp.abs(st[5] - 1.0) <= tol
+
+    b = x + 1.0 - a
+    d = 1.0 / b
+    return _iterate(xp, step, (a, b, xp.full_like(a, 1.0 / _TINY), d, xp.zeros_like(a),
+                               xp.zeros_like(a), d.copy()), converged, xp.empty_like(a))
+
+
+def igamma64(xp, a, x, upper: bool, tol=1e-17):
+    """P(a, x) (Q(a, x) if ``upper``) of float64 arrays broadcast together (see the module
+    docstring), the series and the fraction each on its own elements, to relative
+    truncation ``tol`` (1e-10 is enough for float32 and narrower results)."""
     with _quiet(xp):
         a, x = xp.broadcast_arrays(a, x)
-        ok = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
-        aa, xx = xp.where(ok, a, 1.0), xp.where(ok, x, 1.0)
+        shape = a.shape
+        a, x = a.reshape(-1), x.reshape(-1)
+        r = xp.empty_like(a)
+        good = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
+        ok = subset(xp, good)
+        aa, xx = a[ok], x[ok]
         pref = xp.exp(_log_prefactor(xp, aa, xx))
-        use_series = (xx < aa + 1.0) & ~((xx > 0.5) & (xx > 1.1 * aa))
-
-        # P's series: sum_n x^n / (a (a+1) ... (a+n))
-        def series_step(st):
-            term, total, n = st
-            n = n + 1.0
-            term = term * xx / (aa + n)
-            total = total + term
-            return (term, total, n), ~use_series | (xp.abs(term) <= xp.abs(total) * 1e-17)
-
-        t0 = 1.0 / aa
-        _, series, _ = _until_converged(xp, series_step, (t0, t0, xp.zeros_like(aa)),
-                                        ~use_series)
-
-        # Q's continued fraction, modified Lentz (NR 3rd ed. 6.2.7)
-        def cf_step(st):
-            b, c, d, h, i = st
-            i = i + 1.0
-            an = -i * (i - aa)
-            b = b + 2.0
-            d = an * d + b
-            d = xp.where(xp.abs(d) < _TINY, _TINY, d)
-            c = b + an / c
-            c = xp.where(xp.abs(c) < _TINY, _TINY, c)
-            d = 1.0 / d
-            delta = d * c
-            return (b, c, d, h * delta, i), use_series | (xp.abs(delta - 1.0) <= 1e-16)
-
-        b0 = xx + 1.0 - aa
-        b0 = xp.where(use_series | (xp.abs(b0) < _TINY), 1.0, b0)  # b0 = 0 only when unused
-        d0 = 1.0 / b0
-        cf = _until_converged(xp, cf_step, (b0, xp.full_like(aa, 1.0 / _TINY), d0, d0,
-                                            xp.zeros_like(aa)), use_series)[3]
-        p = xp.where(use_series, pref * series, 1.0 - pref * cf)
-        q = xp.where(use_series, 1.0 - pref * series, pref * cf)
-        # the edges, in PyTorch's (Cephes') order
-        nan = xp.isnan(a) | xp.isnan(x) | (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | \
-            (xp.isinf(a) & xp.isinf(x))
-        p = xp.where(a == 0, 1.0, xp.where(x == 0, 0.0, p))
-        p = xp.where(xp.isinf(a), 0.0, xp.where(xp.isinf(x), 1.0, p))
-        q = xp.where(a == 0, 0.0, xp.where(x == 0, 1.0, q))
-        q = xp.where(xp.isinf(a), 1.0, xp.where(xp.isinf(x), 0.0, q))
-    return xp.where(nan, math.nan, p), xp.where(nan, math.nan, q)
+        # the series needs fewer terms than the fraction for x < a + 1, and (to 1e-10)
+        # for x <= 3.5; Q = 1 - P from it keeps relative precision 1e-16 / Q, which
+        # limits it to where Q >~ 1e-2 (float64) or 1e-6 (narrower results)
+        if tol < 1e-12:
+            use_series = (xx < aa + 1.0) & ((aa >= 0.1) | (xx <= 0.5))
+        else:
+            use_series = ((xx < aa + 1.0) | (xx <= 3.5)) & ((aa >= 1e-3) | (xx <= 0.5))
+        for part, method, direct in ((subset(xp, use_series), _p_series, not upper),
+                                     (subset(xp, ~use_series), _q_fraction, upper)):
+            v = method(xp, aa[part], xx[part], tol)
+            v *= pref[part]
+            r[ok[part]] = v if direct else 1.0 - v
+        if ok.size != a.size:  # the edges, in PyTorch's (Cephes') order
+            one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
+            r = xp.where(a == 0, one, xp.where(x == 0, zero, r))
+            r = xp.where(xp.isinf(a), zero, xp.where(xp.isinf(x), one, r))
+            nan = xp.isnan(a) | xp.isnan(x) | (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | \
+                (xp.isinf(a) & xp.isinf(x))
+            r = xp.where(nan, math.nan, r)
+    return r.reshape(shape)
 
 
 def hurwitz_zeta64(xp, s, q):
@@ -147,16 +192,20 @@ def hurwitz_zeta64(xp, s, q):
 
 def kernels(xp) -> dict:
     def binary64(fn):
-        """Two operands of one dtype (numbers converted), computed in float64."""
+        """Two operands of one dtype (numbers converted), computed in float64; ``fn``
+        gets the truncation tolerance the result dtype needs."""
         def kernel(a, b):
             a, b = _pair(a, b)
             dt = a.dtype
-            return fn(xp.asarray(a, dtype=xp.float64),
-                      xp.asarray(b, dtype=xp.float64)).astype(dt, copy=False)
+            tol = 1e-17 if dt == xp.float64 else 1e-10
+            return fn(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64),
+                      tol).astype(dt, copy=False)
         return kernel
 
+    def igamma(upper: bool):
+        return binary64(blocked_binary(xp, lambda a, x, tol: igamma64(xp, a, x, upper, tol)))
+
     return {
-        "igamma": binary64(lambda a, x: igamma_pair64(xp, a, x)[0]),
-        "igammac": binary64(lambda a, x: igamma_pair64(xp, a, x)[1]),
-        "special_zeta": binary64(lambda s, q: hurwitz_zeta64(xp, s, q)),
+        "igamma": igamma(False), "igammac": igamma(True),
+        "special_zeta": binary64(lambda s, q, tol: hurwitz_zeta64(xp, s, q)),
     }

@@ -14,8 +14,10 @@ mpmath (40 digits) or math.lgamma, in ulps of the result's dtype:
   series with Bernoulli numbers to B_14 (Abramowitz & Stegun 6.3.18); reflection for x < 0;
   relative error < 1e-11 (~1e-15 away from its zero at 1.4616 and from negative poles).
   float64, rounded once, as lgamma.
-* polygamma(n >= 1): (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta by Euler-Maclaurin
+* polygamma(n >= 2): (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta by Euler-Maclaurin
   summation after shifting x past 10 (as Cephes' ``zeta``); relative error ~1e-14.
+  polygamma(1) (trigamma, also digamma's derivative) in the input's precision: recurrence
+  and asymptotic series, < 4 ulp in float32 and float64 (``trigamma_flat``).
 * erfinv: float32 (and float16/bfloat16, in float32): Giles' single-precision
   approximation ("Approximating the erfinv function", GPU Computing Gems, 2010), no
   Newton step, < 4 ulp. float64: Giles' guess and one Halley step on erf for |y| <= 0.49,
@@ -32,6 +34,7 @@ from ...types import bool_
 from .pointwise import FLOATING, INTEGRAL, PY_NUMBERS, _in_float64
 from .special import (_is_half, _pair, _polyval, _quiet, by_precision, erf_small, subset)
 from .special_bessel import bessel_ie_flat
+from .special_blocked import blocked
 from .special_stats import ndtri_flat
 
 # PyTorch: "hypot_cpu" / "nextafter_cpu" not implemented for 'Long', "gcd_cpu" for 'Float'
@@ -142,6 +145,49 @@ def zeta64(xp, s: float, q):
     return xp.where(pole, math.inf, xp.where(xp.isposinf(q), 0.0, total))
 
 
+# B_2k for trigamma's asymptotic series psi'(y) ~ 1/y + 1/(2y^2) + sum_k B_2k / y^(2k+1):
+# float64 after shifting y past 10 (B_18 / 10^18 ~ 6e-17), float32 past 6 (as PyTorch)
+_TRIGAMMA_B = {8: (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+                   43867 / 798),
+               4: (1 / 6, -1 / 30, 1 / 42, -1 / 30)}
+_TRIGAMMA_SHIFT = {8: 10, 4: 6}
+
+
+def trigamma_flat(xp, x):
+    """psi'(x) = polygamma(1, x) of a 1-d float32/float64 array in its dtype: the
+    recurrence psi'(x) = psi'(x + k) + sum_j<k 1 / (x + j)^2 (k = 6 in float32, 10 in
+    float64) and the asymptotic series, reflection pi^2 / sin^2(pi x) - psi'(1 - x) on
+    the elements below 0 only; +inf at 0, -1, -2, ..., NaN at -inf. Against mpmath on
+    [-20, 1e4]: float32 < 4 ulp, float64 < 4 ulp (3.8 and 3.0 measured)."""
+    size = x.dtype.itemsize
+    neg = subset(xp, x < 0)
+    y = x.copy()
+    xn = x[neg]
+    y[neg] = 1.0 - xn
+    r = xp.zeros_like(x)
+    d = xp.empty_like(x)
+    for k in range(_TRIGAMMA_SHIFT[size]):
+        xp.add(y, float(k), out=d)
+        d *= d
+        xp.reciprocal(d, out=d)
+        r += d
+    y += float(_TRIGAMMA_SHIFT[size])
+    w = xp.reciprocal(y)
+    w2 = w * w
+    t = _polyval(_TRIGAMMA_B[size][::-1], w2)
+    t *= w  # w^3 sum B_2k w^(2k-2) + w^2 / 2 + w
+    t += 0.5
+    t *= w
+    t += 1.0
+    t *= w
+    r += t
+    s = xp.sin(math.pi * (xn - xp.round(xn)))  # x - round(x) is exact
+    r[neg] = math.pi ** 2 / (s * s) - r[neg]
+    r[subset(xp, (x <= 0) & (x == xp.floor(x)))] = math.inf
+    r[subset(xp, xp.isneginf(x))] = math.nan  # as PyTorch
+    return r
+
+
 def polygamma64(xp, n: int, x):
     """psi^(n)(x) of a float64 array for an int n >= 0: digamma for n = 0, else
     (-1)^(n+1) n! zeta(n + 1, x). Reference: torch.polygamma."""
@@ -247,9 +293,17 @@ def kernels(xp) -> dict:
             px = math.pi * a
             return xp.where(a == 0, 1.0, xp.sin(px) / px)
 
+    def flat(fn32, fn64=None):
+        """A by_precision kernel of flat functions, cache-blocked at large sizes."""
+        return by_precision(xp, blocked(xp, quiet(fn32)), blocked(xp, quiet(fn64 or fn32)))
+
+    trigamma = flat(trigamma_flat)
+
     def polygamma(n, a):
         if n < 0:
             raise ValueError(f"polygamma(): expected a non-negative order n, got {n}")
+        if n == 1:  # the common one, in the input's precision
+            return trigamma(a)
         return _in_float64(xp, lambda x: polygamma64(xp, n, x))(a)
 
     def int_binary(fn):
@@ -269,13 +323,12 @@ def kernels(xp) -> dict:
         return xp.nextafter(a, b)
 
     return {
-        "lgamma": _in_float64(xp, lambda x: lgamma64(xp, x)),
-        "digamma": _in_float64(xp, lambda x: digamma64(xp, x)),
+        "lgamma": blocked(xp, lambda x: lgamma64(xp, x), xp.float64),
+        "digamma": blocked(xp, lambda x: digamma64(xp, x), xp.float64),
         "polygamma": polygamma,
-        "erfinv": by_precision(xp, quiet(erfinv32), quiet(erfinv64_flat)),
-        "i0": by_precision(xp, quiet(i0_flat), quiet(i0_flat)),
-        "special_i1": by_precision(xp, quiet(i1_flat), quiet(i1_flat)),
-        "sinc": _in_float64(xp, sinc),
+        "erfinv": flat(erfinv32, erfinv64_flat),
+        "i0": flat(i0_flat), "special_i1": flat(i1_flat),
+        "sinc": blocked(xp, sinc, xp.float64),
         "hypot": half_safe(xp.hypot),
         "nextafter": nextafter,
         "gcd": int_binary(xp.gcd),

@@ -3,7 +3,7 @@
 error function ``special_erfcx``, and the entropy terms ``special_entr`` and
 ``special_xlog1py``.
 
-erfcx, ndtr, log_ndtr and ndtri run in the input's precision (float16/bfloat16 in float32,
+entr, erfcx, ndtr, log_ndtr and ndtri run in the input's precision (float16/bfloat16 in float32,
 rounded once), each branch only on the elements of its range. Maximum errors measured
 against mpmath (40 digits) at ~3,000 uniform and log-spaced points of each range, in ulps
 of the dtype (float32 / float64); the tests check them:
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 
-from .pointwise import _in_float64
 from .special import (ERF_SMALL, _pair, _polyval, _quiet, by_precision, erf_small, erfc_flat,
                       erfc_ratio, subset)
+from .special_blocked import blocked
 
 _SQRT1_2 = 0.70710678118654752440
 _LOG_SQRT_2PI = 0.91893853320467274178
@@ -140,12 +140,16 @@ def ndtri_flat(xp, p):
     return r
 
 
-def entr64(xp, x):
-    """-x log x for x > 0, 0 at 0, -inf below 0 (NaN stays NaN)."""
-    with _quiet(xp):
-        r = -x * xp.log(xp.where(x > 0, x, 1.0))
-    r = xp.where(x == 0, 0.0, r)  # not -0.0
-    return xp.where(x < 0, -math.inf, xp.where(xp.isnan(x), x, r))
+def entr_flat(xp, x):
+    """-x log x of a 1-d float32/float64 array in its dtype: 0 at 0, -inf below 0 (NaN
+    stays NaN). One rounding of log and one of the product: against mpmath on [1e-30, 1e30]
+    < 3 ulp in float32 (2.6 measured), < 2 in float64."""
+    r = xp.log(x)
+    r *= x
+    xp.negative(r, out=r)
+    r[subset(xp, x == 0)] = 0.0  # not NaN (0 * -inf), nor -0.0
+    r[subset(xp, x < 0)] = -math.inf
+    return r
 
 
 def kernels(xp) -> dict:
@@ -158,17 +162,14 @@ def kernels(xp) -> dict:
             r = xp.where((a64 == 0) & ~xp.isnan(b64), 0.0, a64 * xp.log1p(b64))
         return r.astype(dt, copy=False)
 
-    def f64(fn):
-        return _in_float64(xp, lambda x: fn(xp, x))
-
     def flat(fn):
         def run(x):
             with _quiet(xp):
                 return fn(xp, x)
-        return by_precision(xp, run, run)
+        return by_precision(xp, blocked(xp, run), blocked(xp, run))
 
     return {
         "special_erfcx": flat(erfcx_flat), "special_ndtr": flat(ndtr_flat),
         "special_log_ndtr": flat(log_ndtr_flat), "special_ndtri": flat(ndtri_flat),
-        "special_entr": f64(entr64), "special_xlog1py": xlog1py,
+        "special_entr": flat(entr_flat), "special_xlog1py": xlog1py,
     }

@@ -49,3 +49,24 @@ def test_airy_solves_its_equation():
     f = lambda v: S.airy_ai(E.tensor(v)).numpy()  # noqa: E731
     second = (f(x + h) - 2 * f(x) + f(x - h)) / (h * h)
     np.testing.assert_allclose(second, x * f(x), rtol=1e-5, atol=1e-9)
+
+
+def test_float32_and_half_use_fewer_terms_within_float32_precision():
+    # fewer Taylor / asymptotic terms for narrower results (truncation ~1e-10 of the
+    # envelope), the Taylor series in float32 below 6.5: < 7 ulps of max(|Ai|, envelope)
+    x = np.concatenate([np.linspace(-60, 30, 4001), [-10.5, 10.5, -10.51, 10.51]])
+    x32 = x.astype(np.float32)
+    wide = E.special.airy_ai(E.tensor(x32.astype(np.float64))).numpy()
+    got = E.special.airy_ai(E.tensor(x32))
+    assert got.dtype is E.float32
+    env = np.where(x32 < 0, np.abs(x32.astype(np.float64)) ** -0.25 / np.sqrt(np.pi),
+                   np.abs(wide))
+    assert (np.abs(got.numpy() - wide) <= 1e-6 * env + 1e-38).all()  # + float32 underflow
+    top = np.maximum(np.abs(wide), np.where(x32 < 0, env, 0.0)).astype(np.float32)
+    ulps = np.abs(got.numpy() - wide) / np.spacing(top).astype(np.float64)
+    assert ulps[np.abs(x32) <= 10.5].max() <= 7
+    for dt in (E.float16, E.bfloat16):
+        h = E.special.airy_ai(E.tensor(x32[:200]).to(dt))
+        assert h.dtype is dt
+    e = E.special.airy_ai(E.tensor([math.inf, -math.inf, math.nan, -0.0], dtype=E.float32))
+    assert e.numpy()[:2].tolist() == [0.0, 0.0] and math.isnan(e.numpy()[2])

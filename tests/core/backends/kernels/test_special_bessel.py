@@ -157,7 +157,9 @@ ALL = [S.bessel_j0, S.bessel_j1, S.bessel_y0, S.bessel_y1, S.modified_bessel_k0,
        S.i1e, S.spherical_bessel_j0, S.airy_ai]
 
 
-FLOAT32_KERNELS = (S.bessel_j0, S.bessel_j1, S.bessel_y0, S.bessel_y1, S.i0e, S.i1e)
+FLOAT32_KERNELS = (S.bessel_j0, S.bessel_j1, S.bessel_y0, S.bessel_y1, S.i0e, S.i1e,
+                   S.modified_bessel_k0, S.modified_bessel_k1, S.scaled_modified_bessel_k0,
+                   S.scaled_modified_bessel_k1, S.spherical_bessel_j0, S.airy_ai)
 
 
 @pytest.mark.parametrize("fn", ALL, ids=lambda f: f.__name__)

@@ -100,10 +100,40 @@ def test_dtypes_and_no_gradient():
     assert T(E.tensor([1.5]), E.tensor([3], dtype=E.float16)).dtype is E.float32
     assert T(E.tensor([1.5], dtype=E.float64), E.tensor([3])).dtype is E.float64
     half = T(E.tensor([0.3, 1.5], dtype=E.float16), 3)
-    assert half.dtype is E.float16  # PyTorch refuses float16; we compute in float64
-    assert E.equal(half, T(E.tensor([0.3, 1.5], dtype=E.float16).double(), 3).half())
+    assert half.dtype is E.float16  # PyTorch refuses float16; we compute in float32
+    assert E.equal(half, T(E.tensor([0.3, 1.5], dtype=E.float16).float(), 3).half())
     leaf = E.tensor([0.3], dtype=E.float64, requires_grad=True)
     assert not T(leaf, 3).requires_grad  # as PyTorch: no derivative
     out = E.empty(2)
     S.legendre_polynomial_p(E.tensor([0.5, 2.0]), 2, out=out)
     assert E.allclose(out, E.tensor([-0.125, 5.5]))
+
+
+FAMILIES = list(REFS) + list(SHIFTED)
+# float32 ulps of max(1, |p_n|) for a number n <= 6 (see polynomial_scalar_n); Hermite's
+# of max(1, |p_n|, |c x|^n), c its leading coefficient's base
+FLOAT32_ULPS = {S.hermite_polynomial_h: 90, S.hermite_polynomial_he: 12}
+LEAD = {S.hermite_polynomial_h: 2.0, S.hermite_polynomial_he: 1.0}
+
+
+@pytest.mark.parametrize("fn", FAMILIES, ids=lambda f: f.__name__)
+def test_float32_with_a_number_degree_within_stated_ulps(fn):
+    x = np.concatenate([np.linspace(-1.3, 1.3, 521), [-1.0, 0.0, 1.0]]).astype(np.float32)
+    if fn in FLOAT32_ULPS:
+        x = np.concatenate([x, np.linspace(-3, 3, 301, dtype=np.float32)])
+    for n in range(-1, 10):
+        want = fn(E.tensor(x.astype(np.float64)), E.tensor(float(n), dtype=E.float64)).numpy()
+        got = fn(E.tensor(x), n)
+        assert got.dtype is E.float32
+        top = np.maximum(1.0, np.abs(want))
+        if fn in LEAD:
+            top = np.maximum(top, np.abs(LEAD[fn] * x.astype(np.float64)) ** max(n, 0))
+        scale = np.spacing(top.astype(np.float32)).astype(np.float64)
+        err = np.abs(got.numpy().astype(np.float64) - want) / scale
+        assert err.max() <= FLOAT32_ULPS.get(fn, 31), f"n={n}: {err.max():.1f} ulp"
+    # special values: NaN propagates, +-inf follow the leading term (float64 agrees)
+    e = np.array([math.inf, -math.inf, math.nan, -0.0, 1e30, 1e-40], dtype=np.float32)
+    for n in (0, 1, 2, 5):
+        got = fn(E.tensor(e), n).numpy().astype(np.float64)
+        want = fn(E.tensor(e.astype(np.float64)), n).numpy().astype(np.float32)
+        np.testing.assert_allclose(got, want.astype(np.float64), rtol=1e-6, equal_nan=True)

@@ -41,6 +41,10 @@ def _grid(lo, hi, n=400):
     return np.concatenate(pts)
 
 
+def trigamma(x):
+    return E.polygamma(1, x)
+
+
 # name: (ember fn, mpmath fn, domain, {dtype: max ulps})
 CASES = {
     "erfinv": (E.erfinv, mpmath.erfinv, (-1, 1), {E.float32: 4, E.float64: 6}),
@@ -56,6 +60,22 @@ CASES = {
             {E.float32: 8, E.float64: 10}),
     "i1e": (S.i1e, lambda v: mpmath.besseli(1, v) * mpmath.exp(-abs(v)), (-500, 500),
             {E.float32: 12, E.float64: 12}),
+    "trigamma": (trigamma, lambda v: mpmath.inf if v == int(v) <= 0 else mpmath.psi(1, v),
+                 (-20, 1e4),
+                 {E.float32: 4, E.float64: 4}),
+    "entr": (S.entr, lambda v: -v * mpmath.log(v) if v > 0 else 0, (0, 1e3),
+             {E.float32: 3, E.float64: 2}),
+    "spherical_j0": (S.spherical_bessel_j0, lambda v: mpmath.sin(v) / v if v else 1,
+                     (-1e4, 1e4), {E.float32: 3, E.float64: 2}),
+    # K underflows float32 past x ~ 85; e^x K does not
+    "k0": (S.modified_bessel_k0, lambda v: mpmath.besselk(0, v), (0, 80),
+           {E.float32: 11, E.float64: 8}),
+    "k1": (S.modified_bessel_k1, lambda v: mpmath.besselk(1, v), (0, 80),
+           {E.float32: 11, E.float64: 8}),
+    "k0e": (S.scaled_modified_bessel_k0, lambda v: mpmath.besselk(0, v) * mpmath.exp(v),
+            (0, 700), {E.float32: 11, E.float64: 8}),
+    "k1e": (S.scaled_modified_bessel_k1, lambda v: mpmath.besselk(1, v) * mpmath.exp(v),
+            (0, 700), {E.float32: 11, E.float64: 8}),
 }
 
 
@@ -136,6 +156,13 @@ EXPECT = {  # None: finite, checked against float64 at the float32 tolerance
     S.i1: [inf, -inf, nan, 0.0, 0.0, inf, -inf, None, None],
     S.i0e: [0.0, 0.0, nan, None, None, None, None, None, None],
     S.i1e: [0.0, -0.0, nan, 0.0, 0.0, None, None, None, None],
+    S.entr: [-inf, -inf, nan, 0.0, 0.0, None, -inf, None, -inf],
+    S.spherical_bessel_j0: [0.0, 0.0, nan, 1.0, 1.0, None, None, 1.0, 1.0],
+    trigamma: [0.0, nan, nan, inf, inf, None, inf, None, None],
+    S.modified_bessel_k0: [0.0, nan, nan, inf, inf, 0.0, nan, None, nan],
+    S.modified_bessel_k1: [0.0, nan, nan, inf, inf, 0.0, nan, None, nan],
+    S.scaled_modified_bessel_k0: [0.0, nan, nan, inf, inf, None, nan, None, nan],
+    S.scaled_modified_bessel_k1: [0.0, nan, nan, inf, inf, None, nan, None, nan],
 }
 
 
