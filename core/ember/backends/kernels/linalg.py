@@ -105,7 +105,8 @@ def kernels(xp) -> dict:
 
     def matmul(a, b):
         if fast and a.__class__ is arr and b.__class__ is arr and a.dtype not in LOW_FLOATS:
-            a, b = blasable(a), blasable(b)
+            if 0 in a.strides or 0 in b.strides:  # (inline: this is the 10-element path too)
+                a, b = blasable(a), blasable(b)
             if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous and \
                     a.shape[-1] == b.shape[0]:
                 # (..., n, k) @ (k, m) as one (N, k) @ (k, m) GEMM: numpy would run one
@@ -132,7 +133,8 @@ def kernels(xp) -> dict:
     def mm(a, b, op="mm"):
         if fast and a.__class__ is arr and b.__class__ is arr and a.ndim == 2 and \
                 b.ndim == 2 and a.dtype not in LOW_FLOATS:
-            a, b = blasable(a), blasable(b)
+            if 0 in a.strides or 0 in b.strides:
+                a, b = blasable(a), blasable(b)
             if a.shape[1] == 1 == b.shape[0]:
                 return a * b  # an outer product (see matmul)
             try:

@@ -401,9 +401,9 @@ def kernels(xp) -> dict:
         # NOTE: numpy's logaddexp (exp(-softplus(-a))) is a scalar loop, ~8x slower.
         t = negative(a)
         if not t.ndim:
-            return reciprocal(exp(t) + a.dtype.type(1))
+            return reciprocal(exp(t) + 1)  # (a Python 1 keeps a's dtype: NEP 50)
         exp(t, out=t)
-        t += a.dtype.type(1)
+        t += 1
         return reciprocal(t, out=t)
 
     def silu(a):
