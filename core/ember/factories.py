@@ -51,7 +51,10 @@ def _backend(device):
 
 def _target(device) -> tuple:
     """(Backend, device index or None) that ``device`` names (None: the default device)."""
-    d = _registry.default_device() if device is None else _t.Device(device)
+    if device is None:
+        d = _registry.default_device()
+    else:
+        d = device if device.__class__ is _t.Device else _t.Device(device)
     return _registry.get_backend(d), d.index
 
 
@@ -90,6 +93,11 @@ def _size(size, fn: str) -> tuple:
     """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    for s in size:  # the common case, plain non-negative ints, in one pass
+        if s.__class__ is not int or s < 0:
+            break
+    else:
+        return size if size.__class__ is tuple else tuple(size)
     out = tuple(_d.check_int(s, fn, "size", i + 1) for i, s in enumerate(size))
     if any(s < 0 for s in out):
         raise ValueError(f"{fn}(): negative dimension in size {list(out)}; sizes must be >= 0")
@@ -213,6 +221,24 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _finish(arr, b, requires_grad)
 
 
+def _fill(size: tuple, fill_value, st: _t.ScalarType, device, requires_grad: bool,
+          like=None) -> Tensor:
+    """``fill_value`` in a new tensor of checked ``size`` and dtype ``st``; ``like``: a
+    backend array whose dense layout to copy (``_layout``), or None for row-major."""
+    b, index = _target(device)
+    perm = None if like is None else _layout(like)
+    if perm is not None:  # allocate in the input's memory order, then view it back
+        size = tuple(size[d] for d in perm)
+    if index is None:
+        arr = b.kernels["full"](size, fill_value, st.numpy)
+    else:
+        with b.on_device(index):
+            arr = b.kernels["full"](size, fill_value, st.numpy)
+    if perm is not None:
+        arr = arr.transpose(_inverse(perm))
+    return _finish(arr, b, requires_grad)
+
+
 @_traced("ember::full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``; the dtype is inferred from the
@@ -222,25 +248,19 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         if dtype is None:
             raise TypeError(f"full(): fill_value must be a number, got "
                             f"{type(fill_value).__name__}")
-    b, index = _target(device)
-    size = _size((size,), "full")
-    with b.on_device(index):
-        arr = b.kernels["full"](size, fill_value, _dtype(dtype).numpy)
-    return _finish(arr, b, requires_grad)
+    return _fill(_size((size,), "full"), fill_value, _dtype(dtype), device, requires_grad)
 
 
 @_traced("ember::zeros")
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with 0 (default dtype unless ``dtype``)."""
-    return full(_size(size, "zeros"), 0, dtype=_dtype(dtype), device=device,
-                requires_grad=requires_grad)
+    return _fill(_size(size, "zeros"), 0, _dtype(dtype), device, requires_grad)
 
 
 @_traced("ember::ones")
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with 1 (default dtype unless ``dtype``)."""
-    return full(_size(size, "ones"), 1, dtype=_dtype(dtype), device=device,
-                requires_grad=requires_grad)
+    return _fill(_size(size, "ones"), 1, _dtype(dtype), device, requires_grad)
 
 
 @_traced("ember::arange")
@@ -314,15 +334,22 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
     return _finish(arr, b, requires_grad)
 
 
-def _random(kind: str, size, generator, dtype, device, requires_grad, *extra) -> Tensor:
+def _random(kind: str, size, generator, dtype, device, requires_grad, *extra,
+            perm=None) -> Tensor:
+    """Draws of ``kind`` of shape ``size``; ``perm`` (from ``_layout``): drawn in that memory
+    order of the dims and viewed back, as ``*_like`` keeps a dense input's strides."""
     st = _dtype(dtype)
     if kind != "randint" and not st.is_floating_point:
         raise TypeError(f"{kind}(): expected a floating dtype, got {st}; use randint for "
                         f"integers")
     b, index = _target(device)
     rng = backend_rng(generator, b)
+    if perm is not None:
+        size = tuple(size[d] for d in perm)
     with b.on_device(index):  # the generator draws from the current device's stream
         arr = b.kernels[kind](*extra, size, st.numpy, rng)
+    if perm is not None:
+        arr = arr.transpose(_inverse(perm))
     return _finish(arr, b, requires_grad)
 
 
@@ -383,52 +410,108 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     return _finish(arr, b, requires_grad)
 
 
-def _like(fn, t: Tensor, dtype, device, requires_grad, *args, **kw) -> Tensor:
+def _layout(arr):
+    """The order of ``arr``'s dims from outermost to innermost in memory when it is dense
+    and non-overlapping but not row-major (a transposed or channels-last tensor), else None.
+
+    PyTorch's ``preserve_format``: "if the input is non-overlapping and dense, the output
+    strides are the same as the input's"; views with gaps and broadcast (stride-0) inputs
+    get row-major results.
+    """
+    if arr.flags.c_contiguous or arr.ndim < 2:
+        return None
+    strides, shape = arr.strides, arr.shape
+    perm = sorted(range(arr.ndim), key=lambda d: (-strides[d], d))
+    expect = arr.itemsize
+    for d in reversed(perm):
+        if shape[d] != 1:
+            if strides[d] != expect:
+                return None
+            expect *= shape[d]
+    return perm
+
+
+def _inverse(perm) -> list:
+    inv = [0] * len(perm)
+    for i, d in enumerate(perm):
+        inv[d] = i
+    return inv
+
+
+def _like(op: str, t: Tensor, dtype, device):
+    """(shape, ScalarType, device, array whose layout to keep or None) of a ``*_like``."""
     if not isinstance(t, Tensor):
-        raise TypeError(f"{fn.__name__}_like(): expected a Tensor, got {type(t).__name__}")
-    dtype = t.dtype if dtype is None else dtype
-    device = t.device if device is None else device
-    return fn(*args, tuple(t.shape), dtype=dtype, device=device, requires_grad=requires_grad,
-              **kw)
+        raise TypeError(f"{op}(): expected a Tensor, got {type(t).__name__}")
+    like = t._data if device is None or device == t.device else None
+    # NOTE: t.shape, not t._data.shape: under a trace its sizes are recorded (symbolic)
+    return (tuple(t.shape), t.dtype if dtype is None else _t.to_scalar_type(dtype),
+            t.device if device is None else device, like)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Zeros with the shape (and by default dtype and device) of ``input``."""
-    return _like(zeros, input, dtype, device, requires_grad)
+    """Zeros with the shape (and by default dtype and device) of ``input``; a dense input's
+    strides are kept (PyTorch's preserve_format)."""
+    shape, st, device, like = _like("zeros_like", input, dtype, device)
+    if _tracing.active:  # recorded with its (symbolic) sizes, not as a constant
+        return zeros(shape, dtype=st, device=device, requires_grad=requires_grad)
+    return _fill(shape, 0, st, device, requires_grad, like)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Ones with the shape (and by default dtype and device) of ``input``."""
-    return _like(ones, input, dtype, device, requires_grad)
+    """Ones with the shape (and by default dtype and device) of ``input``; strides as
+    ``zeros_like``."""
+    shape, st, device, like = _like("ones_like", input, dtype, device)
+    if _tracing.active:
+        return ones(shape, dtype=st, device=device, requires_grad=requires_grad)
+    return _fill(shape, 1, st, device, requires_grad, like)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uninitialized, with the shape (and by default dtype and device) of ``input``."""
-    return _like(empty, input, dtype, device, requires_grad)
+    """Uninitialized, with the shape (and by default dtype and device) of ``input``;
+    strides as ``zeros_like``."""
+    shape, st, device, like = _like("empty_like", input, dtype, device)
+    if _tracing.active:
+        return empty(shape, dtype=st, device=device, requires_grad=requires_grad)
+    b, index = _target(device)
+    perm = None if like is None else _layout(like)
+    size = shape if perm is None else tuple(shape[d] for d in perm)
+    with b.on_device(index):
+        arr = b.kernels["empty"](size, st.numpy)
+    return _finish(arr if perm is None else arr.transpose(_inverse(perm)), b, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``fill_value`` everywhere, with the shape/dtype/device of ``input``."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"full_like(): expected a Tensor, got {type(input).__name__}")
-    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
-                device=device or input.device, requires_grad=requires_grad)
+    """``fill_value`` everywhere, with the shape/dtype/device of ``input``; strides as
+    ``zeros_like``."""
+    shape, st, device, like = _like("full_like", input, dtype, device)
+    if _tracing.active:
+        return full(shape, fill_value, dtype=st, device=device, requires_grad=requires_grad)
+    return _fill(shape, fill_value, st, device, requires_grad, like)
+
+
+def _random_like(kind: str, input, generator, dtype, device, requires_grad, *extra):
+    shape, st, device, like = _like(f"{kind}_like", input, dtype, device)
+    return _random(kind, shape, generator, st, device, requires_grad, *extra,
+                   perm=None if like is None else _layout(like))
 
 
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """``rand`` with the shape (and by default dtype and device) of ``input``."""
-    return _like(rand, input, dtype, device, requires_grad, generator=generator)
+    """``rand`` with the shape (and by default dtype and device) of ``input``; strides as
+    ``zeros_like``."""
+    return _random_like("rand", input, generator, dtype, device, requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """``randn`` with the shape (and by default dtype and device) of ``input``."""
-    return _like(randn, input, dtype, device, requires_grad, generator=generator)
+    """``randn`` with the shape (and by default dtype and device) of ``input``; strides as
+    ``zeros_like``."""
+    return _random_like("randn", input, generator, dtype, device, requires_grad)
 
 
 def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None):
-    """``randint`` with the shape (and by default dtype and device) of ``input``."""
+    """``randint`` with the shape (and by default dtype and device) of ``input``; strides as
+    ``zeros_like``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator,
-                   dtype=dtype or input.dtype, device=device or input.device)
-
+    if high <= low:
+        raise ValueError(f"randint_like(): expected low < high, got low={low}, high={high}")
+    return _random_like("randint", input, generator, dtype, device, False, low, high)

@@ -32,7 +32,7 @@ def _index_vector(op: str, index):
     if index.dtype not in (E.int64, E.int32):
         raise DtypeError(f"{op}(): expected an int64 or int32 index, got {index.dtype}; "
                          f"convert it with .long()")
-    return index.reshape(-1)
+    return index if index.ndim == 1 else index.reshape(-1)
 
 
 def _slices_index(op: str, self, dim: int, index, source):
@@ -52,6 +52,8 @@ def _slices_index(op: str, self, dim: int, index, source):
         raise ShapeError(f"{op}(): expected source of shape {expect} (self's shape "
                          f"{list(self.shape)} with dim {dim} of len(index) = "
                          f"{idx.shape[0]}), got {list(source.shape)}")
+    if s.ndim == 1:
+        return s, idx, src
     view = [1] * s.ndim
     view[dim] = -1
     return s, idx.reshape(view).expand(src.shape), src
@@ -60,7 +62,8 @@ def _slices_index(op: str, self, dim: int, index, source):
 @composite("index_copy")
 def index_copy(self, dim, index, source):
     s, idx, src = _slices_index("index_copy", self, dim, index, source)
-    return s.scatter(dim, idx, src).reshape(self.shape)
+    out = s.scatter(dim, idx, src)
+    return out if s is self else out.reshape(self.shape)
 
 
 @composite("index_reduce")
@@ -71,7 +74,7 @@ def index_reduce(self, dim, index, source, reduce, include_self=True):
                          f"for 'sum'")
     s, idx, src = _slices_index("index_reduce", self, dim, index, source)
     out = s.scatter_reduce(dim, idx, src, reduce, include_self=include_self)
-    return out.reshape(self.shape)
+    return out if s is self else out.reshape(self.shape)
 
 
 @composite("index_put")
@@ -88,15 +91,21 @@ def masked_scatter(self, mask, source):
         raise DtypeError(f"masked_scatter(): expected a bool mask, got {mask.dtype}; "
                          f"compare to make one (mask != 0)")
     _same_dtype("masked_scatter", self, source, "source")
-    shape = E.broadcast_shapes(self.shape, mask.shape)
-    flat_mask = mask.expand(shape).reshape(-1)
-    where = flat_mask.nonzero().reshape(-1)
-    n = where.shape[0]
+    if tuple(mask.shape) == tuple(self.shape):
+        out = self.clone()
+    else:
+        shape = E.broadcast_shapes(self.shape, mask.shape)
+        out = self.expand(shape).contiguous() if tuple(shape) != tuple(self.shape) else \
+            self.clone()
+        mask = mask.expand(shape)
+    n = int(mask.sum())
     if source.numel() < n:
         raise RuntimeError(f"masked_scatter(): number of elements of source ({source.numel()}) "
                            f"< number of ones in mask ({n}); give source at least {n} elements")
-    values = source.reshape(-1)[:n]
-    return self.expand(shape).reshape(-1).scatter(0, where, values).reshape(shape)
+    values = source.reshape(-1)
+    # one bool-mask write (index_put_), which autograd routes back to self and source
+    out[mask] = values if values.shape[0] == n else values[:n]
+    return out
 
 
 @composite("put")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 import ember as E
 
 from ..errors import ShapeError
@@ -133,8 +135,15 @@ def combinations(self, r=2, with_replacement=False):
         raise ValueError(f"combinations(): expected a non-negative r, got {r}")
     if r == 0:
         return E.zeros(0, dtype=self.dtype, device=self.device)
-    pick = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
-    idx = list(pick(range(self.shape[0]), r))
-    index = E.tensor(idx, dtype=E.int64, device=self.device).reshape(len(idx), r)
-    return self[index.reshape(-1)].reshape(len(idx), r)
+    n = self.shape[0]
+    if r == 2:  # the pairs are a triangle's coordinates, computed in O(N) without Python
+        pairs = E.triu_indices(n, n, 0 if with_replacement else 1, device=self.device)
+        index = pairs.t().reshape(-1)
+        count = pairs.shape[1]
+    else:
+        pick = itertools.combinations_with_replacement if with_replacement else \
+            itertools.combinations
+        flat = np.fromiter(itertools.chain.from_iterable(pick(range(n), r)), dtype=np.int64)
+        index = E.tensor(flat, device=self.device)
+        count = flat.size // r
+    return self[index].reshape(count, r)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np  # dtype facts only; arrays go through xp
 
 from ...errors import DtypeError
-from .indexing import check_index_dtype, check_scatter_shapes
+from .indexing import check_index_dtype, check_scatter_shapes, flat_along
 from .reduction import is_float
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -70,30 +70,35 @@ def kernels(xp) -> dict:
         s1 = src.reshape(src.shape or (1,))
         check_scatter_shapes(op, a1, dim, i1, s1)
         values = s1[tuple(slice(0, n) for n in i1.shape)]
-        where = coords(i1, dim)
         boolean = a.dtype.kind == "b"
         acc = xp.int64 if boolean else a.dtype
-        out = a1.astype(acc, copy=True)
+        out = a1.astype(acc, copy=True)  # C-contiguous: reshape(-1) is a view
         values = values.astype(acc, copy=False)
+        if xp is np and reduce != "prod":
+            # one flat index: ufunc.at's 1-d fast path is ~4x faster than its multi-array loop
+            where = flat_along(out.shape, dim, i1).reshape(-1)
+            target, values, shape = out.reshape(-1), values.reshape(-1), (out.size,)
+        else:
+            where, target, shape = coords(i1, dim), out, out.shape
         if not include_self:
-            out[where] = _identity(reduce, out.dtype)
+            target[where] = _identity(reduce, out.dtype)
         if reduce in ("sum", "mean"):
-            xp.add.at(out, where, values)
+            xp.add.at(target, where, values)
         elif reduce == "amax":
-            xp.maximum.at(out, where, values)
+            xp.maximum.at(target, where, values)
         elif reduce == "amin":
-            xp.minimum.at(out, where, values)
+            xp.minimum.at(target, where, values)
         else:
             multiply_at(out, where, values)
         if reduce == "mean":
-            count = xp.full(out.shape, 1 if include_self else 0, dtype=acc)
-            xp.add.at(count, where, xp.ones(i1.shape, dtype=acc))
-            count = xp.maximum(count, 1)  # untouched, include_self=False: self's own value
+            count = xp.full(shape, 1 if include_self else 0, dtype=acc)
+            xp.add.at(count, where, xp.ones(values.shape, dtype=acc))
+            count = xp.maximum(count, 1).reshape(out.shape)  # untouched, include_self=False
             out = out / count if is_float(out.dtype) else out // count
         if not include_self:  # positions no index names keep self's value
-            touched = xp.zeros(out.shape, dtype=bool)
+            touched = xp.zeros(shape, dtype=bool)
             touched[where] = True
-            out = xp.where(touched, out, a1.astype(acc, copy=False))
+            out = xp.where(touched.reshape(out.shape), out, a1.astype(acc, copy=False))
         out = (out != 0) if boolean else out.astype(a.dtype, copy=False)
         return out.reshape(a.shape)
 

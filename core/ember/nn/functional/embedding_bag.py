@@ -119,6 +119,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if tuple(per_sample_weights.shape) != tuple(input.shape):
             raise ValueError(f"{op}: per_sample_weights must have input's shape "
                              f"{tuple(input.shape)}, got {tuple(per_sample_weights.shape)}")
+    if input.ndim == 2 and offsets is None and padding_idx is None and input.numel():
+        # fixed-length bags, every entry counts: a plain reduction of the (B, N, D) rows
+        n_bags, width = input.shape
+        rows = embedding(input.reshape(-1), weight, None, max_norm, norm_type,
+                         scale_grad_by_freq, sparse)
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights.reshape(-1, 1).to(rows.dtype)
+        block = rows.view(n_bags, width, dim)
+        if mode == "max":
+            return block.max(1)[0]
+        total = block.sum(1)
+        return total if mode == "sum" else total / width
     pos, mask = _bags(input, offsets, include_last_offset)
     flat = input.reshape(-1)
     n_bags, width = pos.shape
