@@ -103,7 +103,8 @@ def kernels(xp) -> dict:
                                       "them first, e.g. x.float()")
         # x <= th, not x > th: NaN stays NaN; value is cast to x's dtype (ints stay ints)
         mask = a <= th
-        return blend(xp, mask, scalar_to(value, a.dtype), a)
+        # a value out of the dtype's range raises, as PyTorch (never wraps)
+        return blend(xp, mask, scalar_to(value, a.dtype, "threshold"), a)
 
     def _hardswish(x):
         # x * hardsigmoid(x), with x clamped below at -3 so -inf gives -0.0 (PyTorch's
@@ -172,6 +173,7 @@ def kernels(xp) -> dict:
         tiny = d == 0                    # 1 + u rounded to 1: log1p(u) = u to float32
         xp.log(w, out=w)
         xp.divide(u, d, out=d)           # u / 0 where tiny: dropped by the blend below
+        xp.fmin(d, u.dtype.type(2), out=d)  # u = inf: inf / inf is NaN, and log1p(inf) = inf
         xp.multiply(w, d, out=w)
         return blend(xp, tiny, u, w)
 

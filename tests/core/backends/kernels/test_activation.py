@@ -191,3 +191,19 @@ def test_gradients_match_torch(name):
     tx = torch.tensor(xs, requires_grad=True)
     tfs[name](tx).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=2e-6, atol=1e-7)
+
+
+def test_threshold_value_out_of_the_dtype_range_raises_as_torch():
+    x = E.tensor([1, 5, 200], dtype=E.uint8)
+    with pytest.raises(RuntimeError, match="cannot be converted to type uint8"):
+        E.nn.functional.threshold(x, 2.5, 1000)
+    assert E.nn.functional.threshold(x, 2.5, 7).tolist() == [7, 5, 200]
+
+
+@pytest.mark.parametrize("dtype", [E.float32, E.float64, E.float16, E.bfloat16], ids=str)
+@pytest.mark.parametrize("beta,threshold", [(1.0, 1e10), (3.0, math.inf)])
+def test_softplus_overflowing_exp_gives_inf_not_nan(dtype, beta, threshold):
+    # exp(beta x) overflows below the threshold: log1p(inf) / beta = inf, as PyTorch
+    x = E.tensor([-1.0, 0.0, 1e4, 3e4], dtype=dtype)  # exp overflows in every dtype
+    out = E.nn.functional.softplus(x, beta, threshold).float().numpy()
+    assert np.isinf(out[2:]).all() and (out[2:] > 0).all() and np.isfinite(out[:2]).all()
