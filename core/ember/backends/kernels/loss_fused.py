@@ -81,6 +81,20 @@ def _offsets(xp, n: int, c: int):
     return xp.arange(0, n * c, c)
 
 
+def _reduce_picked(xp, loss, reduction: str, n: int, wt, keep) -> tuple:
+    """(reduced loss, total weight or None) of per-row losses (N,) picked at class targets:
+    'mean' divides by the summed weights of the rows that count (``n`` when every row
+    counts with weight 1; NaN when none counts), as PyTorch's nll_loss."""
+    if reduction != "mean":
+        return (loss.sum() if reduction == "sum" else loss), None
+    if wt is None and keep is None:
+        return (loss.sum() / n if n else loss.sum() * float("nan")), n
+    total = (wt if keep is None else xp.where(keep, 1 if wt is None else wt, 0)).sum()
+    with np.errstate(invalid="ignore", divide="ignore"):    # nothing counts: nan
+        return loss.sum() / total, total
+
+
+
 def nll_forward(xp, arrays, args):
     """nll_loss of log-probabilities x (N, C), class indices t (N,), weight (C,) or None:
     -w[t] x[i, t], PyTorch's reductions. State: targets, weights, total."""
@@ -94,17 +108,7 @@ def nll_forward(xp, arrays, args):
         loss = loss * wt
     if keep is not None:
         loss = xp.where(keep, loss, 0)
-    total = None
-    if reduction == "mean":
-        if wt is None and keep is None:
-            total = n
-            out = loss.sum() / n if n else loss.sum() * float("nan")
-        else:
-            total = (wt if keep is None else xp.where(keep, 1 if wt is None else wt, 0)).sum()
-            with np.errstate(invalid="ignore", divide="ignore"):    # nothing counts: nan
-                out = loss.sum() / total
-    else:
-        out = loss.sum() if reduction == "sum" else loss
+    out, total = _reduce_picked(xp, loss, reduction, n, wt, keep)
     return out.astype(x.dtype, copy=False), (safe, keep, wt, total)
 
 
@@ -154,17 +158,7 @@ def cross_entropy_forward(xp, arrays, args):
         loss = loss * (1 - smoothing) + smooth * (smoothing / c)
     if keep is not None:
         loss = xp.where(keep, loss, 0)
-    total = None
-    if reduction == "mean":
-        if wt is None and keep is None:
-            total = n
-            out = loss.sum() / n if n else loss.sum() * float("nan")
-        else:
-            total = (wt if keep is None else xp.where(keep, 1 if wt is None else wt, 0)).sum()
-            with np.errstate(invalid="ignore", divide="ignore"):    # nothing counts: nan
-                out = loss.sum() / total
-    else:
-        out = loss.sum() if reduction == "sum" else loss
+    out, total = _reduce_picked(xp, loss, reduction, n, wt, keep)
     return out.astype(x.dtype, copy=False), (e, s, safe, keep, wt, total)
 
 

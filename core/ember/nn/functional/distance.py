@@ -154,17 +154,7 @@ def _pdist_reference(self, p):
     # |0|^p's infinite higher derivatives into double backward
     rows = [E.index_select(self, 0, E.tensor(k.astype(np.int64), device=self.device))
             for k in (i, j)]
-    diff = (rows[0] - rows[1]).abs()
-    if p == 0:
-        return (diff != 0).to(diff.dtype).sum(-1)
-    if math.isinf(p):
-        return diff.amax(-1) if diff.shape[-1] else diff.sum(-1)
-    if p == 1:
-        return diff.sum(-1)
-    s = (diff ** p).sum(-1)
-    # a zero distance gets a zero gradient (the root's derivative is infinite there)
-    pos = s > 0
-    return E.where(pos, E.where(pos, s, 1.0) ** (1.0 / p), 0.0)
+    return _p_norm_of((rows[0] - rows[1]).abs(), p)
 
 
 def pdist(input, p=2):
@@ -205,7 +195,12 @@ def _cdist_reference(x1, x2, p, use_mm):
     """cdist op by op: the fused kernels' first derivative and their higher orders."""
     if use_mm:
         return _euclidean_mm(x1, x2)
-    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # (*, P, R, M)
+    return _p_norm_of((x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs(), p)  # of (*, P, R, M)
+
+
+def _p_norm_of(diff, p):
+    """The p-norm over the last dim of absolute differences ``diff``, op by op (p = 0
+    counts the non-zero ones, inf takes the largest)."""
     if p == 0:
         return (diff != 0).to(diff.dtype).sum(-1)
     if math.isinf(p):
