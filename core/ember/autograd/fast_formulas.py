@@ -120,8 +120,9 @@ def relu_self(grad, result):
     return _d.wrap(k["where"](k["gt"](result._data, 0), grad._data, 0.0), typ.backend)
 
 
-def _column_major(x) -> bool:
-    """``formulas.is_column_major`` on an array: 2-D with strides ``(1, rows)`` elements."""
+def column_major(x) -> bool:
+    """Whether the array ``x`` is a matrix laid out column by column (strides ``(1, rows)``
+    elements; one row counts as row-major): ``formulas.is_column_major`` of a tensor."""
     return x.ndim == 2 and x.shape[0] > 1 and x.strides[0] == x.itemsize and \
         x.strides[1] == x.shape[0] * x.itemsize
 
@@ -138,7 +139,7 @@ def _mm(grad, a, b, a_t: bool, mat2=None):
     if a_t:
         if a._type is not typ:
             return None
-        if mat2 is not None and _column_major(mat2._data):
+        if mat2 is not None and column_major(mat2._data):
             return _d.wrap(k["t"](k["mm"](k["t"](grad._data), a._data)), typ.backend)
         return _d.wrap(k["mm"](k["t"](a._data), grad._data), typ.backend)
     if b._type is not typ:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import ember as E
 
+from ..fast_formulas import column_major as _column_major
 from ._broadcasting import maybe_multiply, sum_to
 
 
 def is_column_major(m) -> bool:
     """Whether the 2-D tensor ``m`` is laid out column by column (strides ``(1, rows)``), as
-    a weight used through ``weight.t()`` is. A ``(1, 1)`` matrix counts as row-major."""
-    st = m.stride()
-    return m.ndim == 2 and st[0] == 1 and st[1] == m.shape[0] and m.shape[0] > 1
+    a weight used through ``weight.t()`` is. A matrix of one row counts as row-major."""
+    return _column_major(m._data)
 
 
 def mm_mat2_backward(grad, mat1, mat2, alpha):

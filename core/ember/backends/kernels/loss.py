@@ -53,24 +53,26 @@ def _geometry(op: str, shape, target, weight, reduction: str):
     return axis, n_classes, math.prod(shape[axis + 1:])
 
 
+def class_targets(xp, op: str, t, n_classes: int, ignore_index: int):
+    """(safe, keep): the class targets ``t`` (N, *) with ignored ones replaced by class 0,
+    and the bool mask of those that count (None when all do). Raises IndexError naming the
+    first target outside [0, C) that is not ignore_index. NOTE: seen as unsigned, a
+    negative target is huge, so one compare finds every target out of range."""
+    unsigned = t if t.dtype.kind == "u" else t.view(_UNSIGNED[t.dtype.itemsize])
+    outside = unsigned >= n_classes
+    if not 0 <= ignore_index < n_classes and not bool(outside.any()):
+        return t, None          # the common case: one compare, one reduction
+    keep = t != ignore_index
+    bad = t[outside & keep]
+    if bad.size:
+        raise IndexError(f"{op}(): Target {int(bad.reshape(-1)[0])} is out of bounds: "
+                         f"class indices must be in [0, {n_classes}) or equal "
+                         f"ignore_index ({ignore_index})")
+    return xp.where(keep, t, 0), keep
+
+
 def kernels(xp) -> dict:
     """The loss kernels for array namespace ``xp``."""
-
-    def targets(op, t, n_classes, ignore_index):
-        """(safe, keep): the targets with ignored ones replaced by class 0, and the bool mask
-        of those that count (None when all do). Raises IndexError naming the first target
-        outside [0, C) that is not ignore_index."""
-        unsigned = t if t.dtype.kind == "u" else t.view(_UNSIGNED[t.dtype.itemsize])
-        outside = unsigned >= n_classes
-        if not 0 <= ignore_index < n_classes and not bool(outside.any()):
-            return t, None          # the common case: one compare, one reduction
-        keep = t != ignore_index
-        bad = t[outside & keep]
-        if bad.size:
-            raise IndexError(f"{op}(): Target {int(bad.reshape(-1)[0])} is out of bounds: "
-                             f"class indices must be in [0, {n_classes}) or equal "
-                             f"ignore_index ({ignore_index})")
-        return xp.where(keep, t, 0), keep
 
     def flat_positions(shape, axis, n_classes, depth, t):
         """The flat position in self (N, C, *D) of each target's element, target's shape."""
@@ -95,7 +97,7 @@ def kernels(xp) -> dict:
         op = "nll_loss_forward"
         axis, n_classes, depth = _geometry(op, a.shape, target, weight, reduction)
         ct = xp.float32 if a.dtype in LOW_FLOATS else a.dtype
-        safe, keep = targets(op, target, n_classes, ignore_index)
+        safe, keep = class_targets(xp, op, target, n_classes, ignore_index)
         pos = flat_positions(a.shape, axis, n_classes, depth, safe)
         loss = -a.reshape(-1).take(pos.reshape(-1)).reshape(target.shape)
         if loss.dtype != ct:
@@ -127,7 +129,7 @@ def kernels(xp) -> dict:
             raise ShapeError(f"{op}(): expected grad_output of shape {want} for reduction "
                              f"{reduction!r}, got {tuple(grad_output.shape)}")
         ct = xp.float32 if a.dtype in LOW_FLOATS else a.dtype
-        safe, keep = targets(op, target, n_classes, ignore_index)
+        safe, keep = class_targets(xp, op, target, n_classes, ignore_index)
         coef = -grad_output.astype(ct, copy=False)
         if reduction == "mean":
             if weight is None and keep is None and target.size:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import loss_programs as _blocked
+from .loss import class_targets
 from .reduction import LOW_FLOATS
 
-_UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
 def _compute(xp, a):
@@ -57,24 +57,6 @@ def _grad_scale(xp, grad, reduction: str, n: int, ct):
 
 
 # ---- class-index targets ----------------------------------------------------------------
-
-def class_targets(xp, op: str, t, n_classes: int, ignore_index: int):
-    """(safe, keep): targets with ignored ones at class 0 and the bool mask of those that
-    count (None when all do). Raises IndexError naming the first target outside [0, C)
-    that is not ignore_index. NOTE: seen as unsigned, a negative target is huge, so one
-    compare finds every target out of range."""
-    unsigned = t if t.dtype.kind == "u" else t.view(_UNSIGNED[t.dtype.itemsize])
-    outside = unsigned >= n_classes
-    if not 0 <= ignore_index < n_classes and not bool(outside.any()):
-        return t, None
-    keep = t != ignore_index
-    bad = t[outside & keep]
-    if bad.size:
-        raise IndexError(f"{op}: Target {int(bad.reshape(-1)[0])} is out of bounds: class "
-                         f"indices must be in [0, {n_classes}) or equal ignore_index "
-                         f"({ignore_index})")
-    return xp.where(keep, t, 0), keep
-
 
 def _offsets(xp, n: int, c: int):
     """The flat position of row i's first element in a contiguous (N, C) array."""
