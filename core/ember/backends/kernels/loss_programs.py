@@ -88,6 +88,13 @@ def smooth_l1_grad(x, y, g, beta: float, scale: float):
     return _kernel(("smooth_l1_grad", x.dtype, beta, scale), build)(x, y, g)[0]
 
 
+def _softplus(p, z, dtype) -> tuple:
+    """Steps of softplus(z) = max(z, 0) + log1p(exp(-|z|)), which never overflows; returns
+    (softplus, exp(-|z|)), the latter kept for the backward's sigmoid."""
+    e = p.ufunc("exp", p.ufunc("negative", p.ufunc("absolute", z)))
+    return p.ufunc("add", p.ufunc("maximum", z, 0.0), _log1p(p, e, dtype)), e
+
+
 # ---- binary_cross_entropy_with_logits: (1 - y) x + softplus(-x) -------------------------
 
 def bce_logits(x, y, reduction: str):
@@ -95,9 +102,7 @@ def bce_logits(x, y, reduction: str):
     def build():
         p = Program("binary_cross_entropy_with_logits")
         xv, yv = p.input(x.dtype), p.input(x.dtype)
-        e = p.ufunc("exp", p.ufunc("negative", p.ufunc("absolute", xv)))
-        sp = p.ufunc("add", p.ufunc("maximum", p.ufunc("negative", xv), 0.0),
-                     _log1p(p, e, x.dtype))
+        sp, e = _softplus(p, p.ufunc("negative", xv), x.dtype)
         loss = p.ufunc("add", p.ufunc("multiply", p.ufunc("subtract", 1.0, yv), xv), sp)
         _finish(p, loss, reduction)
         p.output(e)
@@ -124,8 +129,7 @@ def soft_margin(x, y, reduction: str):
     def build():
         p = Program("soft_margin_loss")
         z = p.ufunc("negative", p.ufunc("multiply", p.input(x.dtype), p.input(x.dtype)))
-        e = p.ufunc("exp", p.ufunc("negative", p.ufunc("absolute", z)))
-        loss = p.ufunc("add", p.ufunc("maximum", z, 0.0), _log1p(p, e, x.dtype))
+        loss, e = _softplus(p, z, x.dtype)
         _finish(p, loss, reduction)
         p.output(e)
         return p
