@@ -225,6 +225,34 @@ def test_lstsq_rank_deficient_gives_the_minimum_norm_solution():
     assert E.linalg.lstsq(t(a), t(b), rcond=0.9).rank.item() == 1
 
 
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd"])
+@pytest.mark.parametrize("dtype", [E.float32, E.float64])
+def test_lstsq_rank_deficient_batch_every_driver_gives_the_minimum_norm_solution(driver, dtype):
+    # driver None/gelsy run LAPACK's gelsy per matrix when scipy is installed, the SVD
+    # otherwise; every path must give the minimum-norm solution and the rank
+    a = uniform((3, 6, 4), 28)
+    a[1, :, 3] = a[1, :, 0]  # the second matrix has rank 3
+    b = uniform((3, 6, 2), 29)
+    r = E.linalg.lstsq(t(a, dtype), t(b, dtype), driver=driver)
+    ref = np.stack([np.linalg.lstsq(x, y, rcond=None)[0] for x, y in zip(a, b)])
+    assert_close(r.solution, ref, dtype, **TOL[dtype])
+    assert r.rank.tolist() == [4, 3, 4]
+
+
+def test_lstsq_default_driver_uses_lapack_gelsy_when_scipy_is_installed(monkeypatch):
+    from ember.backends.kernels.factorizations import lapack
+    if lapack.scipy_lapack() is None:
+        pytest.skip("scipy is not installed: the SVD path is the only one")
+    calls = []
+    real = lapack.gelsy
+    monkeypatch.setattr(lapack, "gelsy", lambda *a: calls.append(1) or real(*a))
+    a, b = uniform((2, 5, 3), 30), uniform((2, 5, 2), 31)
+    r = E.linalg.lstsq(t(a), t(b))
+    assert calls and r.residuals.numel() == 0 and r.singular_values.numel() == 0
+    ref = np.stack([np.linalg.lstsq(x, y, rcond=None)[0] for x, y in zip(a, b)])
+    assert_close(r.solution, ref, E.float64, rtol=1e-9)
+
+
 def test_lstsq_errors():
     a = t(uniform((5, 3)))
     with pytest.raises(ValueError, match="driver"):

@@ -98,3 +98,29 @@ def trtrs(a, b, upper: bool, unitriangular: bool):
         if not np.shares_memory(x, xt[i]):
             xt[i] = x.T
     return np.ascontiguousarray(xt.transpose(0, 2, 1))
+
+
+def gelsy(a, b, rcond: float):
+    """The minimum-norm least-squares solution of A X = B for ``a`` (B, m, n) and ``b``
+    (B, m, k), float32 or float64 numpy arrays with m, n, k >= 1, by a complete orthogonal
+    factorization (QR with column pivoting), one LAPACK ``?gelsy`` per matrix, PyTorch's
+    CPU default driver: (X (B, n, k), rank (B,) int64). The rank is the order of the
+    leading triangle of R whose estimated condition number stays below 1 / ``rcond``."""
+    lapack = scipy_lapack()
+    prefix = "s" if a.dtype == np.float32 else "d"
+    fn, query = getattr(lapack, prefix + "gelsy"), getattr(lapack, prefix + "gelsy_lwork")
+    nb, m, n = a.shape
+    k = b.shape[-1]
+    work, _ = query(m, n, k, rcond)
+    lwork = max(int(work), 1)
+    x = np.empty((nb, n, k), dtype=a.dtype)
+    rank = np.empty(nb, dtype=np.int64)
+    rhs = np.zeros((max(m, n), k), dtype=a.dtype, order="F")  # gelsy's B is max(m, n) rows
+    free = np.zeros(n, dtype=np.int32)  # every column free to move in the pivoting
+    for i in range(nb):
+        rhs[:m] = b[i]
+        rhs[m:] = 0
+        # LAPACK's info < 0 (a bad argument) cannot happen with these shapes
+        _, sol, _, rank[i], _ = fn(a[i], rhs, free, rcond, lwork)
+        x[i] = sol[:n]
+    return x, rank

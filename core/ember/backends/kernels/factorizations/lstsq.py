@@ -1,11 +1,19 @@
 """Least squares min ||A X - B||_F through the SVD (LAPACK gelsd's method), for every
-``driver``: the driver only chooses which of PyTorch's extra outputs are filled."""
+``driver``: the driver only chooses which of PyTorch's extra outputs are filled.
+
+On numpy float32/float64 with scipy installed, ``driver=None`` and ``"gelsy"`` (PyTorch's
+CPU default) call LAPACK's gelsy per matrix instead (``lapack.gelsy``): a QR with column
+pivoting, ~5x cheaper than the SVD at (1000, 1000). Both give the minimum-norm solution;
+they can differ in the rank of a matrix whose smallest singular values sit at the
+``rcond`` cut, as PyTorch's gelsy and gelsd do.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ....errors import ShapeError
 from ....types import bfloat16, float16
+from . import lapack
 from .checks import batch_shape, check_matrix, check_same_dtype
 
 DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
@@ -34,10 +42,17 @@ def kernels(xp) -> dict:
         batch = batch_shape(op, a, bm)
         a_ = xp.broadcast_to(a, batch + (m, n))
         b_ = xp.broadcast_to(bm, batch + bm.shape[-2:])
-        u, s, vh = xp.linalg.svd(a_, full_matrices=False)
-        s = s.astype(a.dtype, copy=False)
         eps = float(np.finfo(a.dtype).eps)
         cut = (eps * max(m, n) if rcond is None else max(float(rcond), 0.0))
+        k, count = bm.shape[-1], int(np.prod(batch, dtype=np.int64))
+        if (driver in (None, "gelsy") and min(m, n, k) > 0 and
+                lapack.use_lapack(xp, a.dtype, count, max(m, n))):
+            x, rank = lapack.gelsy(a_.reshape((count, m, n)), b_.reshape((count, m, k)), cut)
+            x = x.reshape(batch + (n, k))
+            empty = xp.empty((0,), dtype=a.dtype)
+            return (x[..., 0] if vector else x), empty, rank.reshape(batch), empty
+        u, s, vh = xp.linalg.svd(a_, full_matrices=False)
+        s = s.astype(a.dtype, copy=False)
         top = s[..., :1] if s.shape[-1] else s
         keep = (s > cut * top) & (s > 0)
         inv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(a.dtype, copy=False)
