@@ -50,7 +50,7 @@ def wrap(arr, backend):
     except KeyError:
         t._type = backend.type_for_array(arr)  # raises the unsupported-dtype TypeError
     t._requires_grad = False
-    t.grad = t.grad_fn = t._base = t._vc = None
+    t._grad = t.grad_fn = t._base = t._vc = None
     t.output_nr = 0
     return t
 
@@ -78,7 +78,7 @@ def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
     except KeyError:
         t._type = backend.type_for_array(arr)
     t._requires_grad = False
-    t.grad = t.grad_fn = None
+    t._grad = t.grad_fn = None
     t.output_nr = 0
     if base._base is not None:
         root, prev = base._base, base._view_fn

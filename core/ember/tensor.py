@@ -25,6 +25,28 @@ def _sym():
     return symbolic_sizes
 
 
+def _check_grad(t, g, what: str) -> None:
+    """Raise unless ``g`` can be ``t``'s gradient: a Tensor of ``t``'s shape, dtype and
+    device (PyTorch's checks on ``.grad`` assignment and on a hook's result)."""
+    from .errors import DeviceMismatchError, DtypeError, ShapeError
+    if not isinstance(g, Tensor):
+        raise TypeError(f"{what} expected to be a Tensor or None but got {type(g).__name__}; "
+                        f"wrap a number with ember.full_like(t, value)")
+    if g is t:
+        raise RuntimeError(f"{what}: can't assign a tensor as its own grad; assign a copy "
+                           f"(t.detach().clone())")
+    if g._type.scalar_type is not t._type.scalar_type:
+        raise DtypeError(f"{what} has data of a different type: expected {t.dtype}, got "
+                         f"{g.dtype}; convert it with .to({t.dtype})")
+    if g.device != t.device:
+        raise DeviceMismatchError(f"{what} has data located on a different device: expected "
+                                  f"{t.device}, got {g.device}; move it with .to({t.device!r})")
+    if g._data.shape != t._data.shape:
+        raise ShapeError(f"{what} has data of a different size: expected "
+                         f"{list(t._data.shape)}, got {list(g._data.shape)}; a gradient has "
+                         f"the shape of its tensor (expand or reshape it first)")
+
+
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints as ``ember.Size([2, 3])``."""
 
@@ -61,7 +83,7 @@ class Tensor:
 
     # NOTE: _view_fn/_view_version are set only on views, _grad_acc only on leaves that
     # autograd has seen: read them with getattr(t, name, None) or after checking _base.
-    __slots__ = ("_data", "_type", "_requires_grad", "grad", "grad_fn", "output_nr", "_base",
+    __slots__ = ("_data", "_type", "_requires_grad", "_grad", "grad_fn", "output_nr", "_base",
                  "_vc", "_view_fn", "_view_version", "_grad_acc", "__weakref__")
 
     # NOTE: no __init__: factories and dispatch.wrap fill the slots directly (hot path).
@@ -179,6 +201,28 @@ class Tensor:
     def data(self) -> Tensor:
         """A tensor sharing this one's memory, outside autograd."""
         return self.detach()
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient backward accumulated into this tensor (a Tensor of its shape, dtype
+        and device), or None (torch.Tensor.grad).
+
+        Assigning checks what is assigned, as PyTorch does: None or a Tensor of exactly this
+        tensor's shape, dtype and device. Raises TypeError for anything else than a Tensor
+        or None, ShapeError / DtypeError / DeviceMismatchError for a mismatch, RuntimeError
+        for the tensor itself; nothing is assigned then.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            _check_grad(self, value, "assigned grad")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     def _version_counter(self) -> _VersionCounter:
         if self._vc is None:

@@ -270,6 +270,24 @@ def _add(buffers: dict, node, nr: int, g) -> None:
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
+def _check_hook_result(hook, new, old) -> None:
+    """Raise unless the tensor hook's result ``new`` can replace the gradient ``old``: a
+    Tensor of the same shape, dtype and device (PyTorch's check on a hook's result)."""
+    name = getattr(hook, "__qualname__", None) or repr(hook)
+    if not isinstance(new, type(old)):  # gradients are plain Tensors
+        raise TypeError(f"hook '{name}' returned {type(new).__name__}: expected a hook to "
+                        f"return None or a Tensor (the new gradient)")
+    shape, new_shape = old._data.shape, new._data.shape
+    if new.dtype is not old.dtype or new.device != old.device or new_shape != shape:
+        what = ("size" if new_shape != shape else
+                "type" if new.dtype is not old.dtype else "device")
+        was = {"size": (list(shape), list(new_shape)),
+               "type": (old.dtype, new.dtype), "device": (old.device, new.device)}[what]
+        raise RuntimeError(f"hook '{name}' has changed the {what} of value (was {was[0]}, "
+                           f"got {was[1]}); a hook returns a gradient like the one it was "
+                           f"given, or None")
+
+
 def _tensor_hooks(node, buf: list) -> None:
     """Hooks registered with ``Tensor.register_hook`` (in order), then ``retain_grad``."""
     for nr, hooks in (node._tensor_pre_hooks or {}).items():
@@ -277,12 +295,13 @@ def _tensor_hooks(node, buf: list) -> None:
             for hook in list(hooks):
                 new = hook(buf[nr])
                 if new is not None:
+                    _check_hook_result(hook, new, buf[nr])
                     buf[nr] = new
     for nr, ref in (node._retain_grad or {}).items():
         t = ref()
         if t is not None and nr < len(buf) and buf[nr] is not None:
             g = buf[nr]
             if t.grad is None:
-                t.grad = g if (STATE.enabled and g.requires_grad) else g.detach().clone()
+                t._grad = g if (STATE.enabled and g.requires_grad) else g.detach().clone()
             else:
-                t.grad = t.grad + g
+                t._grad = t._grad + g

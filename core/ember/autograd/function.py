@@ -190,9 +190,9 @@ class AccumulateGrad(Node):
         keep = STATE.enabled and g.requires_grad or v.grad is None and _may_steal(g)
         with _accumulate_lock:
             if v.grad is None:
-                v.grad = g if keep else _own(g)
+                v._grad = g if keep else _own(g)
             elif STATE.enabled:
-                v.grad = v.grad + g  # create_graph: out of place, so the sum is recorded
+                v._grad = v._grad + g  # create_graph: out of place, so the sum is recorded
             else:
                 v.grad._data += g._data
                 v.grad._bump_version()

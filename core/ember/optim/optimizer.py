@@ -33,7 +33,7 @@ from itertools import chain
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..factories import zeros_like
-from ..tensor import Tensor
+from ..tensor import Tensor, _check_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -181,10 +181,22 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_grads()
         with no_grad():
             for group in self.param_groups:
                 self._step_group(group)
         return loss
+
+    def _check_grads(self) -> None:
+        """Raise before any update unless every ``.grad`` still fits its parameter (shape,
+        dtype, device): a step updates all parameters or none. A gradient can stop fitting
+        when ``p.data`` is replaced after backward."""
+        for j, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                g = p._grad
+                if g is not None:
+                    _check_grad(p, g, f"optimizer step: parameter {i} of param group {j}: "
+                                      f"its .grad")
 
     def _step_group(self, group: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _step_group(group) "
