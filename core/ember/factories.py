@@ -12,12 +12,16 @@ backend (a CuPy array) stays on its device unless ``device=`` says otherwise.
 """
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
 from . import dispatch as _d
 from . import types as _t
 from .backends import registry as _registry
+from .backends.kernels.checked_cast import check_fits
+from .backends.kernels.copying import cast_scalar
 from .jit.tracing_state import STATE as _tracing
 from .random import backend_rng
 from .tensor import Tensor
@@ -130,12 +134,21 @@ def _infer_numpy(data, dtype=None):
     if arr.dtype == np.float64:  # Python floats take the default dtype
         arr = arr.astype(_t.get_default_dtype().numpy)
     elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
+        check_fits(arr, np.int64, "tensor")  # Python ints >= 2**63 come as uint64
         arr = arr.astype(np.int64)
+    elif arr.dtype == object and _all_ints(arr):
+        raise RuntimeError(f"tensor(): value {max(arr.flat, key=abs)} cannot be converted "
+                           f"to type int64 without overflow (valid: [-2**63, 2**63 - 1]); "
+                           f"pass a float for a value this large")
     elif arr.dtype.kind not in "biuf" and arr.dtype != _t.bfloat16.numpy:
         raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} "
                         f"(numpy made {arr.dtype}); pass numbers, nested lists of numbers, a "
                         f"numpy array or a Tensor")
     return arr
+
+
+def _all_ints(arr) -> bool:
+    return all(isinstance(v, (int, np.integer)) for v in arr.flat)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -160,7 +173,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         arr = _infer_numpy(data, dtype)
     except ValueError as e:
         raise ValueError(f"tensor(): expected a rectangular nested sequence: {e}") from None
-    st = _dtype(dtype, _t.from_numpy_dtype(arr.dtype))
+    st = _dtype(dtype) if dtype is not None else _t.from_numpy_dtype(arr.dtype)
+    check_fits(arr, st.numpy, "tensor")
     b, idx = _target(device)
     return _finish(b.from_numpy(np.array(arr, dtype=st.numpy, copy=True), idx), b,
                    requires_grad)
@@ -176,7 +190,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if src is not None:
         return _from_backend_array(data, src, dtype, device, copy=False)
     if isinstance(data, np.ndarray) and (device is None or _t.Device(device).type == "cpu"):
-        st = _dtype(dtype, _t.from_numpy_dtype(data.dtype))
+        st = _dtype(dtype) if dtype is not None else _t.from_numpy_dtype(data.dtype)
+        check_fits(data, st.numpy, "as_tensor")
         b = _backend(device)
         return _d.wrap(b.from_numpy(data.astype(st.numpy, copy=False), None), b)
     return tensor(data, dtype=dtype, device=device)
@@ -248,7 +263,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         if dtype is None:
             raise TypeError(f"full(): fill_value must be a number, got "
                             f"{type(fill_value).__name__}")
-    return _fill(_size((size,), "full"), fill_value, _dtype(dtype), device, requires_grad)
+    st = _dtype(dtype)
+    return _fill(_size((size,), "full"), _fill_value(fill_value, st, "full"), st, device,
+                 requires_grad)
+
+
+def _fill_value(value, st: _t.ScalarType, op: str):
+    """``value`` checked and converted for dtype ``st`` as PyTorch's factories do: raises
+    RuntimeError for a value that would wrap or overflow; -max..-1 wrap into unsigned."""
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return cast_scalar(value, st.numpy, op)
+    return value
 
 
 @_traced("ember::zeros")
@@ -284,6 +309,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
                          f"(start={start}, end={end}, step={step})")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     st = _dtype(dtype, _t.int64 if all_int else None)
+    last = start + step * (math.ceil((end - start) / step) - 1)  # the last value made
+    check_fits(np.array([start, last]), st.numpy, "arange")
     b, index = _target(device)
     with b.on_device(index):
         arr = b.kernels["arange"](start, end, step, st.numpy)
@@ -296,6 +323,10 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     steps = _d.check_int(steps, "linspace", "steps", 3)
     if steps < 0:
         raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
+    if steps and isinstance(start, (int, float, np.number)) and \
+            isinstance(end, (int, float, np.number)):
+        check_fits(np.array([start, end] if steps > 1 else [start]), _dtype(dtype).numpy,
+                   "linspace")
     b, index = _target(device)
     with b.on_device(index):
         arr = b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy)
@@ -486,7 +517,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     shape, st, device, like = _like("full_like", input, dtype, device)
     if _tracing.active:
         return full(shape, fill_value, dtype=st, device=device, requires_grad=requires_grad)
-    return _fill(shape, fill_value, st, device, requires_grad, like)
+    return _fill(shape, _fill_value(fill_value, st, "full_like"), st, device, requires_grad,
+                 like)
 
 
 def _random_like(kind: str, input, generator, dtype, device, requires_grad, *extra):
