@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 import tempfile
 
@@ -39,6 +40,9 @@ from .tensor import Tensor
 __all__ = ["save", "load", "SerializationError"]
 
 _STRUCTURE_KEY = "ember.structure"
+# the one name the safetensors header reserves: a tensor stored under it would collide
+# with the metadata field (safetensors' ``__metadata__``)
+_RESERVED = "__metadata__"
 _FORMAT = {"format": "ember", "ember.version": "1"}
 # safetensors header dtype -> ember dtype. Other safetensors dtypes (uint16, float8, ...)
 # have no ember dtype and are rejected on load.
@@ -63,8 +67,21 @@ class _Encoder:
     def __init__(self):
         self.arrays: dict[str, np.ndarray] = {}
         self._names: dict[int, tuple[str, Tensor]] = {}  # id(tensor) -> (name, tensor)
+        self._open: set[int] = set()  # ids of the containers being encoded (cycles)
 
     def encode(self, obj, path: str):
+        if isinstance(obj, (dict, list, tuple)):
+            if id(obj) in self._open:
+                raise ValueError(f"ember.save: '{path or '<root>'}' contains itself (a "
+                                 f"reference cycle); save a structure without cycles")
+            self._open.add(id(obj))
+            try:
+                return self._container(obj, path)
+            finally:
+                self._open.discard(id(obj))
+        return self._leaf(obj, path)
+
+    def _leaf(self, obj, path: str):
         if isinstance(obj, Tensor):
             return self._tensor(obj, path)
         if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -73,20 +90,25 @@ class _Encoder:
             return obj.item()
         if isinstance(obj, _t.ScalarType):
             return {"dtype": obj.name}
+        raise TypeError(f"ember.save: cannot save '{path or '<root>'}' of type "
+                        f"{type(obj).__module__}.{type(obj).__qualname__}; {_SAVE_HINT}")
+
+    def _container(self, obj, path: str):
         if isinstance(obj, dict):
             items = []
             for k, v in obj.items():
                 if not isinstance(k, (str, int)) or isinstance(k, bool):
                     raise TypeError(f"ember.save: key {k!r} at '{path or '<root>'}' is a "
                                     f"{type(k).__name__}; dict keys must be str or int")
+                if not path and k == _RESERVED:
+                    raise ValueError(f"ember.save: the key {_RESERVED!r} is reserved by the "
+                                     f"safetensors format (its header's metadata field); "
+                                     f"rename that key")
                 items.append([k, self.encode(v, f"{path}.{k}" if path else str(k))])
             return {"dict": items}
-        if isinstance(obj, (list, tuple)):
-            tag = "tuple" if isinstance(obj, tuple) else "list"
-            return {tag: [self.encode(v, f"{path}.{i}" if path else str(i))
-                          for i, v in enumerate(obj)]}
-        raise TypeError(f"ember.save: cannot save '{path or '<root>'}' of type "
-                        f"{type(obj).__module__}.{type(obj).__qualname__}; {_SAVE_HINT}")
+        tag = "tuple" if isinstance(obj, tuple) else "list"
+        return {tag: [self.encode(v, f"{path}.{i}" if path else str(i))
+                      for i, v in enumerate(obj)]}
 
     def _tensor(self, t: Tensor, path: str):
         seen = self._names.get(id(t))
@@ -131,17 +153,27 @@ def save(obj, f) -> None:
             plain values.
         f: a path (``str`` / ``os.PathLike``) or a binary file object with ``write``.
     A path is written atomically (a temporary file in the same directory, renamed over
-    the target), so a failed save leaves no half-written file.
-    Raises TypeError naming the key and type of an unsupported value or dict key; OSError
-    from the file system.
+    the target), so a failed save leaves no half-written file; a file saved over keeps
+    its permission bits, and a symbolic link is written through (its target is replaced).
+    Raises TypeError naming the key and type of an unsupported value or dict key;
+    ValueError for the top-level key ``"__metadata__"`` (reserved by safetensors) or a
+    structure that contains itself; FileNotFoundError naming a missing directory; OSError
+    from the file system. Nothing is written when it raises.
     Reference: torch.save.
     """
     data = _serialize(obj)  # everything that can fail on obj fails before touching disk
     if hasattr(f, "write") and not isinstance(f, (str, os.PathLike)):
         f.write(data)
         return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(f))  # through a symlink, as open(path, "wb") goes
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"ember.save: the directory '{directory}' does not exist; "
+                                f"create it first (os.makedirs) or save elsewhere")
+    try:  # a file saved over keeps its mode; a new one gets open()'s (0666 & ~umask)
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
                                suffix=".tmp")
     try:
@@ -149,7 +181,7 @@ def save(obj, f) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; match a plain open()
+        os.chmod(tmp, mode)  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -158,8 +158,86 @@ def test_failed_save_keeps_the_old_file(tmp_path):
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(FileNotFoundError):
         E.load(tmp_path / "nope.safetensors")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=f"directory '{tmp_path / 'no_dir'}' does "
+                                                f"not exist"):  # not a temporary file's name
         E.save({"a": 1}, tmp_path / "no_dir" / "x.st")
+    assert os.listdir(tmp_path) == []
+
+
+# --- what save refuses or keeps (issue 35, class 6) ---------------------------------------
+
+@pytest.mark.parametrize("value", [E.ones(2), {"k": E.ones(1)}, 3, [E.ones(1)]],
+                         ids=["tensor", "dict", "int", "list"])
+@pytest.mark.parametrize("target", ["path", "file object"])
+def test_the_reserved_key_is_refused_before_anything_is_written(tmp_path, value, target):
+    path = tmp_path / "m.st"
+    E.save({"w": E.ones(2)}, path)
+    before = path.read_bytes()
+    buf = io.BytesIO()
+    with pytest.raises(ValueError, match="'__metadata__' is reserved"):
+        E.save({"w": E.zeros(2), "__metadata__": value}, path if target == "path" else buf)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["m.st"]
+    assert buf.getvalue() == b""
+    assert E.load(path)["w"].tolist() == [1.0, 1.0]
+
+
+def test_the_reserved_name_is_an_ordinary_key_below_the_top(tmp_path):
+    obj = {"opt": {"__metadata__": E.ones(2)}, "l": [{"__metadata__": 1}]}
+    E.save(obj, tmp_path / "m.st")
+    back = E.load(tmp_path / "m.st")
+    assert back["opt"]["__metadata__"].tolist() == [1.0, 1.0] and back["l"] == [
+        {"__metadata__": 1}]
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o644, 0o664])
+def test_saving_over_a_file_keeps_its_permissions(tmp_path, mode):
+    path = tmp_path / "m.st"
+    E.save({"w": E.ones(2)}, path)
+    os.chmod(path, mode)
+    E.save({"w": E.zeros(2)}, path)
+    assert os.stat(path).st_mode & 0o777 == mode
+    assert E.load(path)["w"].tolist() == [0.0, 0.0]
+
+
+def test_a_new_file_gets_the_mode_open_would_give(tmp_path):
+    mask = os.umask(0o027)
+    try:
+        E.save({"w": E.ones(2)}, tmp_path / "m.st")
+    finally:
+        os.umask(mask)
+    assert os.stat(tmp_path / "m.st").st_mode & 0o777 == 0o640
+
+
+def test_saving_through_a_symlink_replaces_its_target(tmp_path):
+    target, link = tmp_path / "real.st", tmp_path / "link.st"
+    E.save({"w": E.ones(2)}, target)
+    os.symlink(target, link)
+    E.save({"w": E.zeros(2)}, link)
+    assert os.path.islink(link) and E.load(target)["w"].tolist() == [0.0, 0.0]
+
+
+def _cycles():
+    items = [E.ones(1)]
+    items.append(items)
+    d = {"w": E.ones(1)}
+    d["me"] = d
+    through = {"a": [1]}
+    through["a"].append(through)
+    return {"list": items, "dict": d, "dict-through-list": through}
+
+
+@pytest.mark.parametrize("kind", ["list", "dict", "dict-through-list"])
+def test_a_structure_that_contains_itself_is_refused(tmp_path, kind):
+    with pytest.raises(ValueError, match="contains itself"):
+        E.save(_cycles()[kind], tmp_path / "m.st")
+    assert os.listdir(tmp_path) == []
+
+
+def test_shared_containers_without_a_cycle_still_save(tmp_path):
+    inner = [E.ones(1)]
+    E.save({"a": inner, "b": inner, "c": (inner, inner)}, tmp_path / "m.st")
+    back = E.load(tmp_path / "m.st")
+    assert back["a"][0].tolist() == back["c"][1][0].tolist() == [1.0]
 
 
 # --- malformed files ---------------------------------------------------------------------
