@@ -5,7 +5,7 @@
   with ``pytestmark = pytest.mark.usefixtures("clean_switches")``: TF32 is on by default
   (as in PyTorch), but the device-free tests filter engines by float32's numerical notes
   and the GPU tolerances are float32's (TF32 rounds inputs to a 10-bit mantissa, ~1e-3).
-* ``fe``: the fake cuDNN Frontend of ``test_convolution.py`` on its numpy ``FakeRuntime``.
+* ``fe``: the fake cuDNN Frontend of ``_fake_cudnn.py`` on its numpy ``FakeRuntime``.
 * ``algo``: the ``cudnn`` algorithm on ``fe``, numpy im2col as its native fallback.
   ``test_cudnn.py`` overrides it with the real, registered one.
 
@@ -29,7 +29,7 @@ def clean_switches():
 
 @pytest.fixture
 def fe():
-    from .test_convolution import FakeRuntime, make_fake_frontend
+    from ._fake_cudnn import FakeRuntime, make_fake_frontend
     rt = FakeRuntime()
     fe = make_fake_frontend(rt)
     rt.fe = fe

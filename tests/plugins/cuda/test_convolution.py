@@ -1,20 +1,20 @@
 """``ember_cuda.convolution`` and ``ember_cuda.cudnn`` without a GPU (runs in CI).
 
-A fake ``cudnn`` module (``FakeFrontend``) records every graph call, and executes graphs
-for real on numpy: it rebuilds each operand from the device pointer and the dims/strides
-the algorithm declared (``as_strided`` on the array registered at that address) and
-runs ember's numpy im2col for the operation cuDNN would run (fprop, dgrad = d fprop /
-d X, wgrad = d fprop / d W). So these tests check both the graphs built (dims, NHWC
-strides, padding/stride/dilation, groups, data types, heuristics and notes) and that the
-mapping of ember's passes onto cuDNN's operations gives the right numbers. A numpy
-``FakeRuntime`` stands in for CuPy's devices, streams, pointers and events.
+The fake ``cudnn`` module (``_fake_cudnn.py``: the cuDNN Frontend 1.28's API and limits,
+checked against the real package by ``test_fake_frontend_api.py``) records every graph
+call, and executes graphs for real on numpy: it rebuilds each operand from the device
+pointer and the dims/strides the algorithm declared (``as_strided`` on the array
+registered at that address) and runs ember's numpy im2col for the operation cuDNN would
+run (fprop, dgrad = d fprop / d X, wgrad = d fprop / d W). So these tests check both the
+graphs built (dims, NHWC strides, padding/stride/dilation, groups, data types, heuristics
+and notes) and that the mapping of ember's passes onto cuDNN's operations gives the right
+numbers. A numpy ``FakeRuntime`` stands in for CuPy's devices, streams, pointers and
+events.
 
 What only a GPU shows (real cuDNN numerics, engines, streams) is in ``test_cudnn.py``.
 """
 from __future__ import annotations
 
-import contextlib
-import enum
 import itertools
 import sys
 import types
@@ -26,235 +26,15 @@ import ember as E
 import ember.backends.convolution as conv_mod
 import ember.backends.cudnn as cudnn_switches
 from ember.backends.convolution import ConvParams, Decline, make_params
-from ember.backends.im2col import Im2colConvolution
 from ember.types import from_numpy_dtype
 from ember_cuda.cudnn import graphs, layout
 
+from ._fake_cudnn import REFERENCE, make_fake_frontend
+
 # TF32 off (the default is on, as in PyTorch): the note filters below are float32's;
 # test_allow_tf32_switch_keeps_tensor_core_engines turns it on. ``fe`` and ``algo`` (on the
-# fakes below) are in conftest.py.
+# fakes of _fake_cudnn.py) are in conftest.py.
 pytestmark = pytest.mark.usefixtures("clean_switches")
-REFERENCE = Im2colConvolution(np, "cpu")
-
-
-# ---- the fakes -----------------------------------------------------------------------------
-
-class FakeTensor:
-    """A frontend tensor: what the algorithm declared (chainable setters, like cuDNN's)."""
-
-    def __init__(self, name, dim=None, stride=None, data_type=None):
-        self.name, self.dim, self.stride, self.data_type = name, dim, stride, data_type
-        self.is_output = False
-
-    def set_output(self, value):
-        self.is_output = value
-        return self
-
-    def set_data_type(self, value):
-        self.data_type = value
-        return self
-
-    def set_dim(self, value):
-        self.dim = list(value)
-        return self
-
-    def set_stride(self, value):
-        self.stride = list(value)
-        return self
-
-
-class FakeGraph:
-    """``cudnn.pygraph``: records calls in ``calls`` and runs the convolution on numpy."""
-
-    def __init__(self, fe, **kwargs):
-        self.fe, self.kwargs = fe, kwargs
-        self.calls, self.tensors, self.op = [], {}, None
-        self.built = set()
-        self.notes, self.modes = [], None
-        fe.graphs.append(self)
-
-    def tensor(self, name, dim, stride, data_type):
-        t = self.tensors[name] = FakeTensor(name, list(dim), list(stride), data_type)
-        return t
-
-    def _conv(self, op, inputs, **attrs):
-        self.op, self.inputs, self.attrs = op, inputs, attrs
-        self.out = FakeTensor(f"{op}::out")
-        return self.out
-
-    def conv_fprop(self, image, weight, **attrs):
-        return self._conv("fprop", {"x": image, "w": weight}, **attrs)
-
-    def conv_dgrad(self, loss, filter, **attrs):
-        return self._conv("dgrad", {"y": loss, "w": filter}, **attrs)
-
-    def conv_wgrad(self, image, loss, **attrs):
-        return self._conv("wgrad", {"x": image, "y": loss}, **attrs)
-
-    def groups(self):
-        """C / W.dim[1] of the regular convolution (cuDNN infers groups the same way)."""
-        x, w = (self.inputs.get(r, self.out) for r in ("x", "w"))
-        return x.dim[1] // w.dim[1]
-
-    def validate(self):
-        self.calls.append("validate")
-
-    def build_operation_graph(self):
-        self.calls.append("build_operation_graph")
-
-    def create_execution_plans(self, modes):
-        self.calls.append("create_execution_plans")
-        self.modes = list(modes)
-
-    def deselect_numeric_notes(self, notes):
-        self.calls.append("deselect_numeric_notes")
-        self.notes = list(notes)
-
-    def check_support(self):
-        self.calls.append("check_support")
-        reason = self.fe.decline(self) if self.fe.decline else None
-        if reason:
-            raise self.fe.cudnnGraphNotSupportedError(reason)
-
-    def build_plans(self, policy):
-        self.calls.append(("build_plans", policy))
-
-    def get_workspace_size(self):
-        return self.fe.workspace
-
-    def get_execution_plan_count(self):
-        return self.fe.plan_count
-
-    def build_plan_at_index(self, index):
-        self.calls.append(("build_plan_at_index", index))
-        if index in self.fe.unbuildable:
-            raise self.fe.cudnnGraphNotSupportedError(f"plan {index} deselected")
-        self.built.add(index)
-
-    def get_workspace_size_plan_at_index(self, index):
-        return 1000 + index
-
-    def execute(self, pack, workspace, handle=None):
-        self.calls.append("execute")
-        self._run(pack, workspace, handle, None)
-
-    def execute_plan_at_index(self, pack, workspace, index, handle=None):
-        self.calls.append(("execute_plan_at_index", index))
-        assert index in self.built, "executing a plan that was not built"
-        if index in self.fe.failing:
-            raise RuntimeError(f"plan {index} failed to run")
-        self.fe.last_index = index
-        self._run(pack, workspace, handle, index)
-
-    # -- the arithmetic: what cuDNN computes, on numpy --
-
-    def _run(self, pack, workspace, handle, index):
-        rt = self.fe.runtime
-        self.fe.executions.append(dict(graph=self, pack=dict(pack), workspace=workspace,
-                                       handle=handle, stream=rt.current_stream,
-                                       device=rt.current_device, index=index))
-        views = {}
-        for t, ptr in pack.items():
-            assert ptr % 16 == 0, f"{t.name} is not 16-byte aligned"
-            base = rt.registry[ptr]
-            size = base.dtype.itemsize
-            views[t.name] = np.lib.stride_tricks.as_strided(
-                base, shape=t.dim, strides=[s * size for s in t.stride])
-        x, w, y = (self.inputs.get(r, self.out) for r in ("x", "w", "y"))
-        xv, wv, yv = views[x.name], views[w.name], views[y.name]
-        a = self.attrs
-        assert a["pre_padding"] == a["post_padding"]
-        nd = len(x.dim) - 2
-        p = ConvParams("cpu", from_numpy_dtype(xv.dtype), tuple(x.dim), tuple(w.dim), False,
-                       tuple(a["stride"]), tuple(a["pre_padding"]), tuple(a["dilation"]),
-                       False, (0,) * nd, x.dim[1] // w.dim[1])
-        assert tuple(y.dim) == p.output_shape, "Y dims do not match the convolution"
-        if self.op == "fprop":
-            yv[...] = REFERENCE.forward(np.array(xv), np.array(wv), None, p)
-        elif self.op == "dgrad":
-            xv[...] = REFERENCE.backward(np.array(yv), np.empty(x.dim, xv.dtype),
-                                         np.array(wv), p, (True, False, False))[0]
-        else:
-            wv[...] = REFERENCE.backward(np.array(yv), np.array(xv),
-                                         np.empty(w.dim, wv.dtype), p, (False, True, False))[1]
-
-
-def make_fake_frontend(runtime=None):
-    """A module object standing in for ``cudnn`` (the cuDNN Frontend)."""
-    fe = types.ModuleType("cudnn")
-    fe.data_type = enum.Enum("data_type", "HALF BFLOAT16 FLOAT DOUBLE")
-    fe.heur_mode = enum.Enum("heur_mode", "A B FALLBACK")
-    fe.numerical_note = enum.Enum("numerical_note",
-                                  "TENSOR_CORE DOWN_CONVERT_INPUTS NONDETERMINISTIC")
-    fe.build_plan_policy = enum.Enum("build_plan_policy", "HEURISTICS_CHOICE ALL")
-    fe.cudnnGraphNotSupportedError = type("cudnnGraphNotSupportedError", (Exception,), {})
-    fe.backend_version = lambda: 90800
-    fe.graphs, fe.executions, fe.handles, fe.set_streams = [], [], [], []
-    fe.decline = None              # graph -> reason to refuse it in check_support
-    fe.workspace = 64              # bytes of the heuristics' plan
-    fe.plan_count, fe.unbuildable, fe.failing = 3, set(), set()
-    fe.last_index = None
-    fe.runtime = runtime
-
-    def pygraph(**kwargs):
-        return FakeGraph(fe, **kwargs)
-
-    def create_handle():
-        handle = ("handle", fe.runtime.current_device if fe.runtime else None,
-                  len(fe.handles))
-        fe.handles.append(handle)
-        return handle
-
-    def set_stream(handle, stream):
-        fe.set_streams.append((handle, stream))
-
-    fe.pygraph, fe.create_handle, fe.set_stream = pygraph, create_handle, set_stream
-    return fe
-
-
-class FakeRuntime:
-    """``CupyRuntime`` on numpy: pointers are real addresses, registered to find the
-    arrays again; ``timings`` gives each plan index its benchmark time."""
-
-    out_of_memory = MemoryError
-
-    def __init__(self, fe_ref=None):
-        self.registry, self.workspaces = {}, []
-        self.current_device, self.current_stream = None, 0
-        self.devices_entered = []
-        self.timings: dict = {}
-        self.fe = fe_ref
-
-    def device_of(self, a):
-        return 0
-
-    @contextlib.contextmanager
-    def on_device(self, index):
-        previous, self.current_device = self.current_device, index
-        self.devices_entered.append(index)
-        try:
-            yield
-        finally:
-            self.current_device = previous
-
-    def stream(self):
-        return self.current_stream
-
-    def pointer(self, a):
-        ptr = a.__array_interface__["data"][0]
-        self.registry[ptr] = a
-        return ptr
-
-    def workspace(self, nbytes):
-        ws = np.empty(nbytes + 16, np.uint8)[:nbytes] if nbytes > 0 else None
-        self.workspaces.append(nbytes)
-        return ws
-
-    def time_ms(self, run, repeat):
-        run()
-        for _ in range(repeat):
-            run()
-        return self.timings.get(self.fe.last_index, 1.0)
 
 
 # ---- helpers --------------------------------------------------------------------------------
@@ -379,12 +159,14 @@ def test_forward_graph_calls_and_attributes(fe, algo):
     assert g.kwargs["io_data_type"] is fe.data_type.FLOAT
     assert g.kwargs["compute_data_type"] is fe.data_type.FLOAT
     assert g.kwargs["handle"] == fe.handles[0]
-    assert g.tensors["X"].dim == [2, 4, 9, 8] and g.tensors["X"].stride == [288, 72, 8, 1]
-    assert g.tensors["W"].dim == [6, 2, 3, 2]          # groups: C / W.dim[1] = 2
+    # planning froze the graph: dims and strides read back as tuples, as in cuDNN FE 1.28
+    assert g.tensors["X"].dim == (2, 4, 9, 8) and g.tensors["X"].stride == (288, 72, 8, 1)
+    assert g.tensors["W"].dim == (6, 2, 3, 2)          # groups: C / W.dim[1] = 2
     assert g.attrs == dict(pre_padding=[1, 2], post_padding=[1, 2], stride=[2, 1],
-                           dilation=[1, 2], compute_data_type=fe.data_type.FLOAT, name="fprop")
-    assert g.out.is_output and g.out.dim == list(p.output_shape)
-    assert g.out.stride == list(layout.packed_strides(p.output_shape, False))
+                           dilation=[1, 2])
+    assert g.node == dict(name="fprop", compute_data_type=fe.data_type.FLOAT)
+    assert not g.out.is_virtual and g.out.dim == p.output_shape
+    assert g.out.stride == layout.packed_strides(p.output_shape, False)
     assert g.modes == [fe.heur_mode.A, fe.heur_mode.FALLBACK]
     assert g.notes == [fe.numerical_note.DOWN_CONVERT_INPUTS, fe.numerical_note.TENSOR_CORE]
 
@@ -398,8 +180,8 @@ def test_backward_graphs(fe, algo):
     for got, ref in zip((gi, gw, gb), want):
         check(got, ref, x.dtype)
     dgrad, wgrad = only(fe, "dgrad"), only(fe, "wgrad")
-    assert dgrad.out.dim == [2, 3, 7, 6]          # set explicitly: stride 2 is ambiguous
-    assert wgrad.out.dim == [4, 3, 3, 3]
+    assert dgrad.out.dim == (2, 3, 7, 6)          # set explicitly: stride 2 is ambiguous
+    assert wgrad.out.dim == (4, 3, 3, 3)
     assert set(dgrad.inputs) == {"y", "w"} and set(wgrad.inputs) == {"x", "y"}
     assert algo.backward(gy, x, w, p, (False, False, True))[:2] == (None, None)
 
@@ -435,9 +217,9 @@ def test_half_types_compute_channels_last_and_return_contiguous(fe, algo, dtype)
     p = conv_params(x, w, padding=1)
     y = algo.forward(x, w, None, p)
     g = only(fe, "fprop")
-    assert g.tensors["X"].stride == [240, 1, 40, 8]        # NHWC
-    assert g.tensors["W"].stride == [72, 1, 24, 8]         # KRSC
-    assert g.out.stride == list(layout.packed_strides(p.output_shape, True))
+    assert g.tensors["X"].stride == (240, 1, 40, 8)        # NHWC
+    assert g.tensors["W"].stride == (72, 1, 24, 8)         # KRSC
+    assert g.out.stride == layout.packed_strides(p.output_shape, True)
     assert y.flags.c_contiguous
     check(y, REFERENCE.forward(x, w, None, p), dtype)
 
@@ -448,8 +230,8 @@ def test_float32_channels_last_input_stays_channels_last(fe, algo):
     p = conv_params(x, w, padding=1)
     y = algo.forward(x, w, None, p)
     g = only(fe, "fprop")
-    assert g.tensors["X"].stride == [90, 1, 15, 3]
-    assert g.tensors["W"].stride == [27, 1, 9, 3]          # the weight follows the input
+    assert g.tensors["X"].stride == (90, 1, 15, 3)
+    assert g.tensors["W"].stride == (27, 1, 9, 3)          # the weight follows the input
     assert layout.is_channels_last(y) and not y.flags.c_contiguous
     check(y, REFERENCE.forward(np.ascontiguousarray(x), w, None, p), x.dtype)
     gy = data(p.output_shape, seed=2)
@@ -480,8 +262,8 @@ def test_one_d_runs_as_two_d_with_unit_height(fe, algo):
     check(y, REFERENCE.forward(x, w, None, p), x.dtype)
     assert y.shape == p.output_shape
     g = only(fe, "fprop")
-    assert g.tensors["X"].dim == [2, 3, 1, 11] and g.tensors["X"].stride == [33, 11, 11, 1]
-    assert g.tensors["W"].dim == [5, 3, 1, 3]
+    assert g.tensors["X"].dim == (2, 3, 1, 11) and g.tensors["X"].stride == (33, 11, 11, 1)
+    assert g.tensors["W"].dim == (5, 3, 1, 3)
     assert g.attrs["pre_padding"] == [0, 1] and g.attrs["stride"] == [1, 2]
     assert g.attrs["dilation"] == [1, 2]
 
@@ -489,7 +271,7 @@ def test_one_d_runs_as_two_d_with_unit_height(fe, algo):
 def test_one_d_half_is_nlc(fe, algo):
     x, w = data((2, 8, 7), np.float16), data((4, 8, 3), np.float16, seed=1)
     algo.forward(x, w, None, conv_params(x, w))
-    assert only(fe, "fprop").tensors["X"].stride == [56, 1, 56, 8]
+    assert only(fe, "fprop").tensors["X"].stride == (56, 1, 56, 8)
 
 
 # ---- values of every pass against numpy im2col, across parameters (fake cuDNN) ----------------
@@ -530,8 +312,8 @@ def test_transposed_forward_is_dgrad_with_the_output_dims(fe, algo):
     p = conv_params(x, w, stride=2, padding=1, transposed=True, output_padding=1)
     algo.forward(x, w, None, p)
     g = only(fe, "dgrad")
-    assert g.out.dim == list(p.output_shape) == [2, 3, 10, 10]
-    assert g.tensors["DY"].dim == [2, 4, 5, 5]
+    assert g.out.dim == p.output_shape == (2, 3, 10, 10)
+    assert g.tensors["DY"].dim == (2, 4, 5, 5)
 
 
 # ---- cache, workspace, handle, stream -----------------------------------------------------------
@@ -587,7 +369,7 @@ def test_workspace_handle_and_stream(fe, algo):
     rt.current_stream = 99
     algo.forward(x, w, None, p)
     assert fe.set_streams[-1] == (fe.handles[0], 99) and len(fe.handles) == 1
-    assert fe.handles[0][1] == 0                      # created with its device current
+    assert fe.handles[0]._ordinal == 0                # created with its device current
     fe.workspace = 0
     algo.graphs.clear()
     algo.forward(x, w, None, p)
@@ -598,7 +380,7 @@ def test_one_handle_per_device(fe, algo, monkeypatch):
     monkeypatch.setattr(fe.runtime, "device_of", lambda a: 1)
     x, w = data((1, 2, 5, 5)), data((2, 2, 3, 3), seed=1)
     algo.forward(x, w, None, conv_params(x, w))
-    assert fe.handles == [("handle", 1, 0)] and fe.executions[-1]["device"] == 1
+    assert [h._ordinal for h in fe.handles] == [1] and fe.executions[-1]["device"] == 1
     assert next(iter(algo.graphs._items)).device == 1
 
 
