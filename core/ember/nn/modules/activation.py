@@ -12,6 +12,7 @@ from ... import factories as _f
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._sizes import as_int
 from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardtanh", "ReLU6",
@@ -255,10 +256,11 @@ class PReLU(Module):
     """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
-        if not isinstance(num_parameters, int) or isinstance(num_parameters, bool) or \
-                num_parameters < 1:
+        n = as_int(num_parameters)
+        if n is None or n < 1:
             raise ValueError(f"PReLU: expected num_parameters to be a positive int, got "
                              f"{num_parameters!r}")
+        num_parameters = n
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

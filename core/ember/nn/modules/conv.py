@@ -19,6 +19,7 @@ from ... import factories as _f
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._sizes import as_int
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
@@ -28,8 +29,8 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _ntuple(v, n: int, what: str, cls: str) -> tuple:
-    t = tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
-    if len(t) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in t):
+    t = tuple(as_int(x) for x in v) if isinstance(v, (tuple, list)) else (as_int(v),) * n
+    if len(t) != n or None in t:
         raise ValueError(f"{cls}: expected {what} to be an int or {n} ints, got {v!r}")
     return t
 
@@ -43,8 +44,11 @@ class _ConvNd(Module):
                  transposed, output_padding, groups, bias, padding_mode, device, dtype):
         super().__init__()
         n, cls = self._n, type(self).__name__
-        if not isinstance(groups, int) or groups <= 0:
-            raise ValueError(f"{cls}: groups must be a positive integer, got {groups!r}")
+        groups, given = as_int(groups), groups
+        if groups is None or groups <= 0:
+            raise ValueError(f"{cls}: groups must be a positive integer, got {given!r}")
+        in_channels, out_channels = _ntuple((in_channels, out_channels), 2, "in_channels and "
+                                            "out_channels", cls)
         if in_channels % groups != 0:
             raise ValueError(f"{cls}: in_channels ({in_channels}) must be divisible by groups "
                              f"({groups})")

@@ -1,6 +1,7 @@
 """``Flatten`` and ``Unflatten``: reshape between a run of dims and one dim."""
 from __future__ import annotations
 
+from ._sizes import as_int
 from .module import Module
 
 __all__ = ["Flatten", "Unflatten"]
@@ -32,16 +33,18 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
-        if not isinstance(dim, int) or isinstance(dim, bool):
+        if as_int(dim) is None:
             raise TypeError(f"Unflatten: dim must be an int (named dims are not supported), "
                             f"got {type(dim).__name__}")
+        dim = as_int(dim)
         if not isinstance(unflattened_size, (tuple, list)):
             raise TypeError(f"unflattened_size must be tuple of ints, but found type "
                             f"{type(unflattened_size).__name__}")
         for i, s in enumerate(unflattened_size):
-            if not isinstance(s, int) or isinstance(s, bool):
+            if as_int(s) is None:
                 raise TypeError(f"unflattened_size must be tuple of ints, but found element "
                                 f"of type {type(s).__name__} at pos {i}")
+        unflattened_size = type(unflattened_size)(as_int(s) for s in unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -35,6 +35,7 @@ from ... import types as _t
 from ...autograd import no_grad
 from ...tensor import Tensor
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from ._sizes import as_int
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
@@ -115,9 +116,11 @@ def _lazy_param(device, dtype) -> UninitializedParameter:
     return UninitializedParameter(device=device, dtype=dtype)
 
 
-def _check_size(cls: str, name: str, v) -> None:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+def _check_size(cls: str, name: str, v) -> int:
+    n = as_int(v)
+    if n is None or n < 0:
         raise ValueError(f"{cls}: expected {name} to be a non-negative int, got {v!r}")
+    return n
 
 
 # --- linear -------------------------------------------------------------------------------
@@ -136,7 +139,7 @@ class LazyLinear(LazyModuleMixin, Linear):
     cls_to_become = Linear
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
-        _check_size("LazyLinear", "out_features", out_features)
+        out_features = _check_size("LazyLinear", "out_features", out_features)
         super().__init__(0, 0, False)
         self.weight = _lazy_param(device, dtype)
         self.out_features = out_features
@@ -168,7 +171,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
 
     def _lazy_weights(self, out_channels, bias, device, dtype) -> None:
         cls = type(self).__name__
-        _check_size(cls, "out_channels", out_channels)
+        out_channels = _check_size(cls, "out_channels", out_channels)
         if out_channels % self.groups:
             raise ValueError(f"{cls}: out_channels ({out_channels}) must be divisible by "
                              f"groups ({self.groups})")

@@ -11,15 +11,21 @@ from ... import factories as _f
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._sizes import as_int
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
-def _positive(cls: str, **sizes) -> None:
+def _positive(cls: str, **sizes) -> tuple:
+    """The sizes as Python ints; ValueError unless each is a non-negative integer."""
+    out = []
     for name, v in sizes.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        n = as_int(v)
+        if n is None or n < 0:
             raise ValueError(f"{cls}: expected {name} to be a non-negative int, got {v!r}")
+        out.append(n)
+    return tuple(out)
 
 
 class Identity(Module):
@@ -50,7 +56,8 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
-        _positive("Linear", in_features=in_features, out_features=out_features)
+        in_features, out_features = _positive("Linear", in_features=in_features,
+                                              out_features=out_features)
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(_f.empty(out_features, in_features, device=device, dtype=dtype))
@@ -93,8 +100,9 @@ class Bilinear(Module):
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        _positive("Bilinear", in1_features=in1_features, in2_features=in2_features,
-                  out_features=out_features)
+        in1_features, in2_features, out_features = _positive(
+            "Bilinear", in1_features=in1_features, in2_features=in2_features,
+            out_features=out_features)
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features

@@ -33,6 +33,7 @@ from .. import init
 from ..functional.rnn_layers import _rnn_layers
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
+from ._sizes import as_int
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
@@ -40,13 +41,15 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _check_int(name: str, v, minimum: int) -> None:
-    if not isinstance(v, int) or isinstance(v, bool):
+def _check_int(name: str, v, minimum: int) -> int:
+    n = as_int(v)
+    if n is None:
         raise TypeError(f"{name} should be of type int, got: {type(v).__name__}")
-    if v < minimum:
+    if n < minimum:
         raise ValueError(f"{name} must be greater than zero, got {v}" if minimum else
                          f"{name} should be a positive integer or zero to disable "
                          f"projections, got {v}")
+    return n
 
 
 def _no_proj(cls: str, kwargs: dict) -> None:
@@ -89,10 +92,10 @@ class RNNBase(Module):
         for name, v in (("bias", bias), ("batch_first", batch_first)):
             if not isinstance(v, bool):
                 raise TypeError(f"{name} should be of type bool, got: {type(v).__name__}")
-        _check_int("input_size", input_size, 1)
-        _check_int("hidden_size", hidden_size, 1)
-        _check_int("num_layers", num_layers, 1)
-        _check_int("proj_size", proj_size, 0)
+        input_size = _check_int("input_size", input_size, 1)
+        hidden_size = _check_int("hidden_size", hidden_size, 1)
+        num_layers = _check_int("num_layers", num_layers, 1)
+        proj_size = _check_int("proj_size", proj_size, 0)
         if proj_size >= hidden_size:
             raise ValueError(f"proj_size has to be smaller than hidden_size, got proj_size="
                              f"{proj_size} and hidden_size={hidden_size}")

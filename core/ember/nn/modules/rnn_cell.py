@@ -18,6 +18,7 @@ from ... import factories as _f
 from .. import init
 from ..functional.rnn import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 from ..parameter import Parameter
+from ._sizes import as_int
 from .module import Module
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -39,11 +40,15 @@ class RNNCellBase(Module):
                  device=None, dtype=None):
         super().__init__()
         cls = type(self).__name__
+        sizes = []
         for name, v in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if not isinstance(v, int) or isinstance(v, bool):
+            n = as_int(v)
+            if n is None:
                 raise TypeError(f"{cls}: {name} should be of type int, got: {type(v).__name__}")
-            if v < 0:
+            if n < 0:
                 raise ValueError(f"{cls}: {name} must be non-negative, got {v}")
+            sizes.append(n)
+        input_size, hidden_size = sizes
         if not isinstance(bias, bool):
             raise TypeError(f"{cls}: bias should be of type bool, got: {type(bias).__name__}")
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
