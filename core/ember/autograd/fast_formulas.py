@@ -218,7 +218,9 @@ def mean_self(grad, self_shape, dim, keepdim):
     if found is None:
         return None
     typ, size, e = found
-    n = math.prod(size if dim is None or not len(dim) else (size[d] for d in dim))
+    # a 0-d tensor's dim 0 (or -1) averages its one element: prod(()) == 1
+    n = math.prod(size if dim is None or not len(dim) or not size else
+                  (size[d] for d in dim))
     return _d.wrap(typ.kernels["div"](e, n, None), typ.backend)
 
 

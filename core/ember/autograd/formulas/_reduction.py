@@ -18,10 +18,16 @@ def sum_backward(grad, shape, dim, keepdim):
 
 def mean_backward(grad, shape, dim, keepdim):
     """``mean``: ``sum_backward`` divided by the number of elements averaged."""
+    return sum_backward(grad, shape, dim, keepdim) / _reduced_numel(shape, dim)
+
+
+def _reduced_numel(shape, dim) -> int:
+    """The number of elements each output of a reduction over ``dim`` combines; a 0-d
+    tensor's dim 0 (or -1) holds its one element, as PyTorch treats it."""
     n = 1
     for d in _dims(dim, len(shape)):
-        n *= shape[d]
-    return sum_backward(grad, shape, dim, keepdim) / n
+        n *= shape[d] if shape else 1
+    return n
 
 
 def evenly_distribute_backward(grad, self, result):
@@ -61,9 +67,7 @@ def _correction(unbiased, correction):
 def var_backward(grad, self, dim, unbiased, keepdim, correction):
     """``var``: ``2 (x - mean) / (N - correction)``, times the restored gradient."""
     dims = _dims(dim, self.ndim)
-    n = 1
-    for d in dims:
-        n *= self.shape[d]
+    n = _reduced_numel(self.shape, dim)
     c = _correction(unbiased, correction)
     g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
     # NOTE: no degrees of freedom (n == c) makes the forward NaN; IEEE 2/0 = inf keeps the

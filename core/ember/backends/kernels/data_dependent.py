@@ -93,7 +93,8 @@ def kernels(xp) -> dict:
         return xp.stack(xp.nonzero(a), axis=1).astype(xp.int64, copy=False)
 
     def count_nonzero(a, dim):
-        axis = tuple(dim) if dim else None  # [] counts over every dim, as PyTorch
+        # [] counts over every dim, as PyTorch; a 0-d tensor's dim 0 (or -1) is the whole
+        axis = tuple(dim) if dim and a.ndim else None
         return xp.asarray((a != 0).sum(axis=axis, dtype=xp.int64))
 
     def repeat_interleave(repeats, output_size):
