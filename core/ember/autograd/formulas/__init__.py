@@ -45,7 +45,7 @@ from ._logscan import logcumsumexp_backward
 from ._linalg import (einsum_backward, matmul_backward_other, matmul_backward_self,
                       mm_mat2_backward)
 from ._linalg import (cholesky_backward, linalg_eigh_backward, linalg_qr_backward,
-                      linalg_solve_backward, linalg_svd_backward)
+                      linalg_det_backward, linalg_solve_backward, linalg_svd_backward)
 from ._linalg_solvers import (lstsq_backward, lu_factor_ex_backward, lu_unpack_backward,
                               matrix_exp_backward, solve_triangular_backward)
 from ._scatter import scatter_reduce_backward

@@ -80,28 +80,61 @@ def _einsum_parts(equation: str, n: int):
 
 def einsum_backward(grad, equation, tensors):
     """``einsum``: operand k's gradient is the einsum of ``grad`` with the other operands
-    onto k's subscripts; letters only k has (summed away) are broadcast back."""
+    onto k's subscripts; letters only k has (summed away) are broadcast back. A letter
+    repeated within an operand (``"ii->i"``, a diagonal) gets its gradient on that
+    diagonal: the gradient over the distinct letters, times an identity matrix per repeat
+    (torch's einsum backward does the same through ``diagonal``)."""
     ins, out = _einsum_parts(equation, len(tensors))
+    free = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                if c not in equation)
     grads = []
     for k, (sub, t) in enumerate(zip(ins, tensors)):
-        if len(set(sub)) != len(sub):
-            raise NotImplementedError(f"einsum backward for repeated subscripts ({sub!r}, a "
-                                      f"diagonal) is not implemented")
+        uniq = "".join(dict.fromkeys(sub))  # distinct letters, in order
+        size = {c: t.shape[sub.index(c)] for c in uniq}
         others = [(s, x) for j, (s, x) in enumerate(zip(ins, tensors)) if j != k]
-        avail = set(out).union(*(set(s) for s, _ in others))
-        kept = "".join(c for c in sub if c in avail)
+        avail = set(out).union(*(s for s, _ in others))
+        kept = "".join(c for c in uniq if c in avail)
         eq = ",".join([out] + [s for s, _ in others]) + "->" + kept
         g = E.einsum(eq, grad, *[x for _, x in others])
-        if kept != sub:
-            for i, c in enumerate(sub):
+        if kept != uniq:
+            for i, c in enumerate(uniq):
                 if c not in avail:
                     g = g.unsqueeze(i)
-            g = g.expand(t.shape)
+            g = g.expand(tuple(size[c] for c in uniq))
+        if uniq != sub:  # repeats: each later occurrence of a letter gets a fresh one
+            renamed, eyes, seen = "", [], set()
+            for c in sub:
+                if c in seen:
+                    f = next(free)
+                    renamed += f
+                    eyes.append((c + f, E.eye(size[c], dtype=g.dtype, device=g.device)))
+                else:
+                    renamed += c
+                    seen.add(c)
+            g = E.einsum(",".join([uniq] + [s for s, _ in eyes]) + "->" + renamed, g,
+                         *[m for _, m in eyes])
         grads.append(g)
     return grads
 
 
 # --- torch.linalg -------------------------------------------------------------------------------
+
+def linalg_det_backward(grad, A, det):
+    """``linalg.det``: the gradient is the cofactor matrix times grad (PyTorch's
+    linalg_det_backward). Invertible A: ``det * A^{-T}``. A singular A (a det of exactly
+    0) has cofactors but no inverse: from the SVD A = U S Vh, the cofactors are
+    ``det(U) det(Vh) U diag(prod_{j != i} s_j) Vh`` (products without each s_i, made
+    from exclusive cumulative products, so no division by a zero singular value)."""
+    g = grad.unsqueeze(-1).unsqueeze(-1)
+    if not bool((det == 0).any()):
+        return (g * det.unsqueeze(-1).unsqueeze(-1)) * E.linalg.inv(A).mT
+    U, S, Vh = E.linalg.svd(A)
+    one = E.ones_like(S[..., :1])
+    left = E.cat([one, S[..., :-1]], -1).cumprod(-1)  # prod_{j < i} s_j
+    right = E.cat([S[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)  # prod_{j > i}
+    sign = (E.linalg.det(U) * E.linalg.det(Vh)).unsqueeze(-1).unsqueeze(-1)
+    return g * sign * ((U * (left * right).unsqueeze(-2)) @ Vh)
+
 
 def linalg_solve_backward(grad, A, B, result, left, grad_input_mask):
     """``X = A^-1 B`` (left) or ``X = B A^-1``: gB = A^-T grad (grad A^-T), gA = -gB X^T

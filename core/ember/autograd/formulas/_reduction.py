@@ -85,9 +85,11 @@ def std_backward(grad, self, result, dim, unbiased, keepdim, correction):
 def norm_backward(grad, self, p, result, dim, keepdim):
     """``norm(self, p, dim)`` for p in {0, 1, 2, inf, -inf, other}; 'fro' is p=2."""
     p = 2.0 if p is None or p == "fro" else p
-    if p == "nuc":
-        raise NotImplementedError("the derivative of the nuclear norm is not implemented")
     g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
+    if p == "nuc":  # the sum of the singular values: U @ Vh of the reduced SVD
+        d0, d1 = _dims(dim, self.ndim) if dim is not None else (0, 1)
+        U, _, Vh = E.linalg.svd(self.movedim((d0, d1), (-2, -1)), full_matrices=False)
+        return g * (U @ Vh).movedim((-2, -1), (d0, d1))
     r = restore_reduced_dims(result, dim, keepdim, self.ndim)
     if p == 0:
         return E.zeros_like(self)
