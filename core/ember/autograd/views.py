@@ -138,7 +138,12 @@ class CopySlices(Node):
         return [result, *res[1:]]
 
     def release_variables(self) -> None:
-        self.fn.release_variables()
+        # NOTE: an fn that saves its output (sigmoid_, exp_, ...) hands that output out
+        # with fn itself as grad_fn (SavedVariable.unpack), so a create_graph backward makes
+        # fn reachable directly too: the second backward may then call fn after this node.
+        # Its saved tensors stay until the graph is freed; others are released here.
+        if not getattr(self.fn, "_result_slots", ()):
+            self.fn.release_variables()
 
 
 def record_inplace(op: str, self, result, recorder, args):
