@@ -393,8 +393,8 @@ def expanded_vector(index, dim: int):
     or stride 0, as ``expand`` makes), else None."""
     if index.ndim == 1:
         return index
-    if all(index.strides[d] == 0 or index.shape[d] == 1
-           for d in range(index.ndim) if d != dim):
+    if index.size and all(index.strides[d] == 0 or index.shape[d] == 1  # (empty: no vector)
+                          for d in range(index.ndim) if d != dim):
         return index[tuple(slice(None) if d == dim else 0 for d in range(index.ndim))]
     return None
 

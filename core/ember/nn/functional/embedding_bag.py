@@ -137,7 +137,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if width == 0 or flat.shape[0] == 0:
         if flat.shape[0]:
             embedding(flat, weight, padding_idx, max_norm, norm_type)  # the index checks
-        return E.zeros((n_bags, dim), dtype=weight.dtype, device=weight.device)
+        # empty bags (or none): zeros that still depend on weight, whose gradient is then
+        # zeros rather than None, as PyTorch's
+        return E.zeros((n_bags, dim), dtype=weight.dtype, device=weight.device) + \
+            weight[:0].sum(0)
     rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
                      sparse)                                                     # (M, D)
     if per_sample_weights is not None:

@@ -254,7 +254,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
                               dropout_p if training else 0.0, is_causal, None,
                               op="multi_head_attention_forward")
     out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    # the sizes spelled out: -1 is ambiguous for an empty batch (bsz == 0)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(tgt_len, bsz, out.shape[-1])
     if not need_weights:
         return (out if batched else out.squeeze(1)), None
     if average_attn_weights:
