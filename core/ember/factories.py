@@ -12,6 +12,7 @@ backend (a CuPy array) stays on its device unless ``device=`` says otherwise.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import ml_dtypes
@@ -22,6 +23,8 @@ from . import types as _t
 from .backends import registry as _registry
 from .backends.kernels.checked_cast import check_fits
 from .backends.kernels.copying import cast_scalar
+from .backends.kernels.factory import MAX_BYTES, allocation_error
+from .errors import ShapeError
 from .jit.tracing_state import STATE as _tracing
 from .random import backend_rng
 from .tensor import Tensor
@@ -104,7 +107,7 @@ def _size(size, fn: str) -> tuple:
         return size if size.__class__ is tuple else tuple(size)
     out = tuple(_d.check_int(s, fn, "size", i + 1) for i, s in enumerate(size))
     if any(s < 0 for s in out):
-        raise ValueError(f"{fn}(): negative dimension in size {list(out)}; sizes must be >= 0")
+        raise ShapeError(f"{fn}(): negative dimension in size {list(out)}; sizes must be >= 0")
     if _tracing.active:  # keep the trace's SymInts (check_int made them plain ints)
         out = tuple(s if hasattr(s, "_expr") else o for s, o in zip(size, out))
     return out
@@ -126,11 +129,23 @@ def _infer_numpy(data, dtype=None):
         return data.numpy(force=True)
     if isinstance(data, np.ndarray):
         return data
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+    kinds = set(map(type, data)) if isinstance(data, (list, tuple)) else None  # C speed
+    if kinds and any(issubclass(k, Tensor) for k in kinds):
         data = [x.numpy(force=True) if isinstance(x, Tensor) else x for x in data]
+        kinds = set(map(type, data))
     arr = np.asarray(data)
     if dtype is not None and arr.dtype.kind in "biuf":
         return arr
+    if isinstance(data, np.generic) and arr.dtype.kind in "biuf":
+        return arr  # a numpy scalar keeps its dtype, as PyTorch's
+    if kinds is not None and arr.dtype.kind in "biuf":
+        st = _sequence_dtype(data, kinds)  # numpy's promotion is not PyTorch's: use the latter
+        if st is not None and st.numpy != arr.dtype:
+            if arr.dtype.kind in "iu":
+                check_fits(arr, st.numpy, "tensor")  # Python ints >= 2**63 come as uint64
+            arr = arr.astype(st.numpy)
+        if st is not None:
+            return arr
     if arr.dtype == np.float64:  # Python floats take the default dtype
         arr = arr.astype(_t.get_default_dtype().numpy)
     elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
@@ -145,6 +160,35 @@ def _infer_numpy(data, dtype=None):
                         f"(numpy made {arr.dtype}); pass numbers, nested lists of numbers, a "
                         f"numpy array or a Tensor")
     return arr
+
+
+def _sequence_dtype(data, kinds: set) -> _t.ScalarType | None:
+    """The dtype PyTorch gives nested lists ``data`` of numbers: the promotion of each
+    number's own type (a Python float: the default dtype; int: int64; bool: bool; a
+    numpy scalar or array: its dtype), so ``[np.float64(1)]`` is float64 and
+    ``[np.int32(1)]`` int32 where numpy's rules and the default dtype disagree. None for
+    anything else (left to numpy). The levels are walked with C iterators: about 20 ns
+    an element. ``kinds``: the types of ``data``'s own items."""
+    level = data
+    while kinds and kinds <= {list, tuple}:
+        level = list(itertools.chain.from_iterable(level))
+        kinds = set(map(type, level))
+    st = None
+    for k in kinds:
+        if k is float:
+            s = _t.get_default_dtype()
+        elif k is int:
+            s = _t.int64
+        elif k is bool:
+            s = _t.bool_
+        elif k is np.ndarray:  # arrays inside a list: their own dtypes
+            s = _t.from_numpy_dtype(np.result_type(*(x for x in level if type(x) is k)))
+        elif issubclass(k, np.generic) and np.dtype(k).kind in "biuf":
+            s = _t.from_numpy_dtype(np.dtype(k))
+        else:
+            return None
+        st = s if st is None else _t.promote_types(st, s)
+    return st
 
 
 def _all_ints(arr) -> bool:
@@ -231,24 +275,32 @@ def from_dlpack(obj) -> Tensor:
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialized tensor of shape ``size`` (contents are arbitrary)."""
     b, index = _target(device)
+    size, dt = _size(size, "empty"), _dtype(dtype).numpy
     with b.on_device(index):
-        arr = b.kernels["empty"](_size(size, "empty"), _dtype(dtype).numpy)
+        try:
+            arr = b.kernels["empty"](size, dt)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("empty", size, dt, e) from None
     return _finish(arr, b, requires_grad)
 
 
 def _fill(size: tuple, fill_value, st: _t.ScalarType, device, requires_grad: bool,
-          like=None) -> Tensor:
+          like=None, op: str = "full") -> Tensor:
     """``fill_value`` in a new tensor of checked ``size`` and dtype ``st``; ``like``: a
-    backend array whose dense layout to copy (``_layout``), or None for row-major."""
+    backend array whose dense layout to copy (``_layout``), or None for row-major. A size
+    too large raises ``allocation_error``'s error, naming ``op``."""
     b, index = _target(device)
     perm = None if like is None else _layout(like)
     if perm is not None:  # allocate in the input's memory order, then view it back
         size = tuple(size[d] for d in perm)
-    if index is None:
-        arr = b.kernels["full"](size, fill_value, st.numpy)
-    else:
-        with b.on_device(index):
+    try:
+        if index is None:
             arr = b.kernels["full"](size, fill_value, st.numpy)
+        else:
+            with b.on_device(index):
+                arr = b.kernels["full"](size, fill_value, st.numpy)
+    except (ValueError, MemoryError) as e:
+        raise allocation_error(op, size, st.numpy, e) from None
     if perm is not None:
         arr = arr.transpose(_inverse(perm))
     return _finish(arr, b, requires_grad)
@@ -279,13 +331,13 @@ def _fill_value(value, st: _t.ScalarType, op: str):
 @_traced("ember::zeros")
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with 0 (default dtype unless ``dtype``)."""
-    return _fill(_size(size, "zeros"), 0, _dtype(dtype), device, requires_grad)
+    return _fill(_size(size, "zeros"), 0, _dtype(dtype), device, requires_grad, op="zeros")
 
 
 @_traced("ember::ones")
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with 1 (default dtype unless ``dtype``)."""
-    return _fill(_size(size, "ones"), 1, _dtype(dtype), device, requires_grad)
+    return _fill(_size(size, "ones"), 1, _dtype(dtype), device, requires_grad, op="ones")
 
 
 @_traced("ember::arange")
@@ -294,7 +346,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     """Values ``start, start + step, ...`` below ``end`` (``torch.arange``).
 
     The dtype is int64 if all of start/end/step are ints, else the default dtype.
-    Raises ValueError for ``step == 0`` or a step that moves away from ``end``.
+    Raises ValueError for ``step == 0``, a step that moves away from ``end`` or a bound
+    that is not finite; ShapeError for more elements than a tensor can hold
+    (``arange(0, 1, 1e-20)``), MemoryError for more than fit in memory.
     """
     if end is None:
         start, end = 0, start
@@ -304,16 +358,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
                             f"{type(v).__name__}")
     if step == 0:
         raise ValueError("arange(): step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise ValueError(f"arange(): unsupported range: {start} -> {end} with step {step}; "
+                         f"start, end and step must be finite")
     if (end - start) * step < 0:
         raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign "
                          f"(start={start}, end={end}, step={step})")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     st = _dtype(dtype, _t.int64 if all_int else None)
-    last = start + step * (math.ceil((end - start) / step) - 1)  # the last value made
+    n = math.ceil((end - start) / step)  # how many values
+    if n * st.itemsize > MAX_BYTES:
+        raise ShapeError(f"arange(): the range {start} -> {end} with step {step} has {n:.4g} "
+                         f"elements, more than a tensor can hold (invalid size, possible "
+                         f"overflow?); pass a larger step")
+    last = start + step * (n - 1)  # the last value made
     check_fits(np.array([start, last]), st.numpy, "arange")
     b, index = _target(device)
     with b.on_device(index):
-        arr = b.kernels["arange"](start, end, step, st.numpy)
+        try:
+            arr = b.kernels["arange"](start, end, step, st.numpy)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("arange", (n,), st.numpy, e) from None
     return _finish(arr, b, requires_grad)
 
 
@@ -329,7 +394,10 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
                    "linspace")
     b, index = _target(device)
     with b.on_device(index):
-        arr = b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy)
+        try:
+            arr = b.kernels["linspace"](start, end, steps, _dtype(dtype).numpy)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("linspace", (steps,), _dtype(dtype).numpy, e) from None
     return _finish(arr, b, requires_grad)
 
 
@@ -350,18 +418,30 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
                             f"{type(v).__name__}")
     b, index = _target(device)
     with b.on_device(index):
-        arr = b.kernels["logspace"](start, end, steps, base, _dtype(dtype).numpy)
+        try:
+            arr = b.kernels["logspace"](start, end, steps, base, _dtype(dtype).numpy)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("logspace", (steps,), _dtype(dtype).numpy, e) from None
     return _finish(arr, b, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
-    """The ``(n, m)`` identity matrix (``m`` defaults to ``n``)."""
+    """The ``(n, m)`` identity matrix (``m`` defaults to ``n``).
+
+    Raises ShapeError (a RuntimeError and ValueError) for a negative ``n`` or ``m`` and a
+    size too large to address, MemoryError for one that does not fit in memory."""
     n = _d.check_int(n, "eye", "n", 1)
     m = n if m is None else _d.check_int(m, "eye", "m", 2)
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise ShapeError(f"eye(): {name} must be greater or equal to 0, got {v}")
     b, index = _target(device)
     with b.on_device(index):
-        arr = b.kernels["eye"](n, m, _dtype(dtype).numpy)
+        try:
+            arr = b.kernels["eye"](n, m, _dtype(dtype).numpy)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("eye", (n, m), _dtype(dtype).numpy, e) from None
     return _finish(arr, b, requires_grad)
 
 
@@ -378,7 +458,10 @@ def _random(kind: str, size, generator, dtype, device, requires_grad, *extra,
     if perm is not None:
         size = tuple(size[d] for d in perm)
     with b.on_device(index):  # the generator draws from the current device's stream
-        arr = b.kernels[kind](*extra, size, st.numpy, rng)
+        try:
+            arr = b.kernels[kind](*extra, size, st.numpy, rng)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error(kind, size, st.numpy, e) from None
     if perm is not None:
         arr = arr.transpose(_inverse(perm))
     return _finish(arr, b, requires_grad)
@@ -437,7 +520,10 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     b, index = _target(device)
     rng = backend_rng(generator, b)
     with b.on_device(index):  # the generator draws from the current device's stream
-        arr = b.kernels["randperm"](n, st.numpy, rng)
+        try:
+            arr = b.kernels["randperm"](n, st.numpy, rng)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("randperm", (n,), st.numpy, e) from None
     return _finish(arr, b, requires_grad)
 
 
@@ -485,7 +571,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor
     shape, st, device, like = _like("zeros_like", input, dtype, device)
     if _tracing.active:  # recorded with its (symbolic) sizes, not as a constant
         return zeros(shape, dtype=st, device=device, requires_grad=requires_grad)
-    return _fill(shape, 0, st, device, requires_grad, like)
+    return _fill(shape, 0, st, device, requires_grad, like, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -494,7 +580,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, st, device, like = _like("ones_like", input, dtype, device)
     if _tracing.active:
         return ones(shape, dtype=st, device=device, requires_grad=requires_grad)
-    return _fill(shape, 1, st, device, requires_grad, like)
+    return _fill(shape, 1, st, device, requires_grad, like, "ones_like")
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -507,7 +593,10 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor
     perm = None if like is None else _layout(like)
     size = shape if perm is None else tuple(shape[d] for d in perm)
     with b.on_device(index):
-        arr = b.kernels["empty"](size, st.numpy)
+        try:
+            arr = b.kernels["empty"](size, st.numpy)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error("empty_like", size, st.numpy, e) from None
     return _finish(arr if perm is None else arr.transpose(_inverse(perm)), b, requires_grad)
 
 
@@ -518,7 +607,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     if _tracing.active:
         return full(shape, fill_value, dtype=st, device=device, requires_grad=requires_grad)
     return _fill(shape, _fill_value(fill_value, st, "full_like"), st, device, requires_grad,
-                 like)
+                 like, "full_like")
 
 
 def _random_like(kind: str, input, generator, dtype, device, requires_grad, *extra):

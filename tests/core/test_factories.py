@@ -120,3 +120,33 @@ def test_numpy_and_array_protocol():
         t.numpy()
     with pytest.raises(RuntimeError, match="floating point"):
         E.tensor([1]).requires_grad_()
+
+
+# --- dtype inference of numpy scalars in data (issue 35, class 15) -----------------------
+
+@pytest.mark.parametrize("data, dtype", [  # recorded from torch 2.13
+    (np.float64(2.5), "float64"), ([np.float64(2.5)], "float64"),
+    ([np.float64(2.5), 1.0], "float64"), ([1.0, np.float64(2.5)], "float64"),
+    ([[np.float64(1)]], "float64"), ([np.float64(1), np.float32(2)], "float64"),
+    (np.float32(2.5), "float32"), ([np.float32(1), 2.0], "float32"),
+    (np.float16(1), "float16"), ([np.float16(1), 2], "float16"),
+    (np.int32(3), "int32"), ([np.int32(3)], "int32"), ([np.int32(3), 5], "int64"),
+    ([np.uint8(3)], "uint8"), ([np.uint8(3), np.int8(-1)], "int16"),
+    (np.bool_(True), "bool"), ([np.bool_(True), np.bool_(False)], "bool"),
+    ([True, 1], "int64"), ([True, 2.5], "float32"), ([1.0, 2], "float32"),
+    (((1.5,), (2,)), "float32"), ([[1, 2], [3, 4]], "int64"),
+    ([np.array([1.0, 2.0])], "float64"), ([np.array([1, 2], dtype=np.int32)], "int32"),
+])
+def test_numpy_scalars_in_data_keep_their_dtype_as_in_torch(data, dtype):
+    assert E.tensor(data).dtype is getattr(E, dtype)
+
+
+def test_the_default_dtype_applies_to_python_floats_only():
+    prev = E.get_default_dtype()
+    E.set_default_dtype(E.float64)
+    try:
+        assert E.tensor([1.0, 2.0]).dtype is E.float64
+        assert E.tensor([np.float32(1.0), 2.0]).dtype is E.float64
+        assert E.tensor([np.float32(1.0)]).dtype is E.float32
+    finally:
+        E.set_default_dtype(prev)
