@@ -7,6 +7,13 @@ order (PyTorch's fused kernels give the same values). batch_norm folds the per-c
 statistics, weight and bias into one scale and shift first, ``x * scale + shift``, as
 PyTorch's CPU kernel does: two passes over the input instead of four.
 
+layer_norm and group_norm run as fused kernel pairs (``autograd/kernel_pair.py``,
+``backends/kernels/normalization.py``: PyTorch's native_layer_norm / native_group_norm
+and their backward kernels, mean and rstd computed once and saved); their op-by-op forms
+here (``_layer_norm_reference``, ``_group_norm_reference``) are the reference that double
+backward differentiates and that a trace records. The kernels see one dtype: weight and
+bias of another dtype promote with the input first, as the op-by-op form would.
+
 batch_norm in training mode also updates ``running_mean`` / ``running_var`` in place
 under no_grad, ``running = (1 - momentum) * running + momentum * batch``, with the
 unbiased batch variance (n / (n - 1) times the biased one) going into running_var, as
@@ -26,6 +33,9 @@ import math
 import operator
 
 import ember as E
+from ember.autograd import kernel_pair as _fused
+from ember.backends.kernels.normalization import (group_norm_backward, group_norm_forward,
+                                                  layer_norm_backward, layer_norm_forward)
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 
@@ -164,12 +174,43 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                         eps)
 
 
+def _one_dtype(input, weight, bias) -> tuple:
+    """The three converted to their common dtype (the composites' result dtype), so the
+    kernels see one dtype; a no-op in the usual case of one dtype already."""
+    dt = input.dtype
+    if (weight is None or weight.dtype is dt) and (bias is None or bias.dtype is dt):
+        return input, weight, bias
+    for t in (weight, bias):
+        if t is not None:
+            dt = E.promote_types(dt, t.dtype)
+    return tuple(None if t is None else t.to(dt) for t in (input, weight, bias))
+
+
+def _plain_call(input, weight, bias, shape: tuple) -> bool:
+    """Whether a floating input and weight, bias of ``shape`` (or None) pass the checks,
+    judged on the arrays' shapes: about 1 us, where the checks cost ~10 us a call (they
+    still run, for their messages, when this is False, and while tracing)."""
+    return (input._type.scalar_type.is_floating_point
+            and (weight is None or weight._data.shape == shape)
+            and (bias is None or bias._data.shape == shape) and not _fused.tracing())
+
+
 @composite("layer_norm")
 def _layer_norm(input, normalized_shape, weight, bias, eps):
-    shape = _trailing_shape("layer_norm", input, normalized_shape)
-    _check_floating("layer_norm", input)
-    _check_shape("layer_norm", "weight", weight, shape)
-    _check_shape("layer_norm", "bias", bias, shape)
+    shape, xs = normalized_shape, input._data.shape
+    k = len(shape)
+    if not (shape.__class__ is tuple and 0 < k <= len(xs) and xs[len(xs) - k:] == shape
+            and 0 not in shape and _plain_call(input, weight, bias, shape)):
+        shape = _trailing_shape("layer_norm", input, normalized_shape)
+        _check_floating("layer_norm", input)
+        _check_shape("layer_norm", "weight", weight, shape)
+        _check_shape("layer_norm", "bias", bias, shape)
+    return _fused.run("layer_norm", _layer_norm_reference, layer_norm_forward,
+                      layer_norm_backward, _one_dtype(input, weight, bias), (shape, eps))
+
+
+def _layer_norm_reference(input, weight, bias, shape, eps):
+    """layer_norm op by op (the fused kernels' reference for create_graph and tracing)."""
     y = _normalize(input, tuple(range(-len(shape), 0)), eps)[0]
     return _affine(y, weight, bias, shape)
 
@@ -190,10 +231,19 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 @composite("group_norm")
 def _group_norm(input, num_groups, weight, bias, eps):
+    xs = input._data.shape
+    if not (len(xs) >= 2 and num_groups >= 1 and xs[1] % num_groups == 0
+            and _plain_call(input, weight, bias, xs[1:2])):
+        _check_group_norm(input, num_groups, weight, bias)
+    return _fused.run("group_norm", _group_norm_reference, group_norm_forward,
+                      group_norm_backward, _one_dtype(input, weight, bias), (num_groups, eps))
+
+
+def _check_group_norm(input, num_groups, weight, bias) -> None:
     if input.ndim < 2:
         raise ShapeError(f"group_norm(): expected an input of shape (N, C, *) with at least "
                          f"2 dims, got shape {list(input.shape)}")
-    n, c = input.shape[:2]
+    c = input.shape[1]
     if num_groups < 1 or c % num_groups:
         raise ShapeError(f"group_norm(): Expected number of channels in input to be divisible "
                          f"by num_groups, but got input of shape {list(input.shape)} and "
@@ -201,6 +251,11 @@ def _group_norm(input, num_groups, weight, bias, eps):
     _check_floating("group_norm", input)
     _check_shape("group_norm", "weight", weight, (c,))
     _check_shape("group_norm", "bias", bias, (c,))
+
+
+def _group_norm_reference(input, weight, bias, num_groups, eps):
+    """group_norm op by op (the fused kernels' reference for create_graph and tracing)."""
+    n, c = input.shape[:2]
     # NOTE: not _per_channel's fold: its (N, C) scale and shift cost more small ops than
     # they save passes at 1e3 elements, and nothing measurable at 1e6
     per_group = c // num_groups * math.prod(input.shape[2:])

@@ -75,7 +75,8 @@ def test_batch_norm_gradcheck_and_gradgradcheck(training):
     x, w, b = leaf((3, 2, 2), 0), leaf((2,), 1), leaf((2,), 2)
     rm = E.tensor(np.array([0.1, -0.2]))
     rv = E.tensor(np.array([0.5, 1.5]))
-    fn = lambda x, w, b: F.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-3)
+    def fn(x, w, b):
+        return F.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-3)
     assert gradcheck(fn, (x, w, b))
     assert gradgradcheck(fn, (x, w, b))
 
@@ -113,9 +114,45 @@ def test_layer_norm(dtype):
 
 def test_layer_norm_gradcheck_and_gradgradcheck():
     x, w, b = leaf((2, 2, 3), 0), leaf((3,), 1), leaf((3,), 2)
-    fn = lambda x, w, b: F.layer_norm(x, (3,), w, b)
+    def fn(x, w, b):
+        return F.layer_norm(x, (3,), w, b)
     assert gradcheck(fn, (x, w, b))
     assert gradgradcheck(fn, (x, w, b))
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "bias"])
+@pytest.mark.parametrize("shape,normalized", [((2, 3, 2), (3, 2)), ((3, 4), (4,))])
+def test_layer_norm_gradgradcheck_without_affine_and_several_dims(affine, shape, normalized):
+    x = leaf(shape, 0)
+    w = leaf(normalized, 1) if affine == "weight" else None
+    b = leaf(normalized, 2) if affine == "bias" else None
+    inputs = tuple(t for t in (x, w, b) if t is not None)
+
+    def fn(*ts):
+        it = iter(ts[1:])
+        return F.layer_norm(ts[0], normalized, next(it) if w is not None else None,
+                            next(it) if b is not None else None)
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_layer_norm_and_group_norm_record_one_fused_node():
+    x, w, b = leaf((2, 3), 0), leaf((3,), 1), leaf((3,), 2)
+    assert type(F.layer_norm(x, (3,), w, b).grad_fn).__name__ == "LayerNormBackward0"
+    x, w, b = leaf((2, 4, 3), 0), leaf((4,), 1), leaf((4,), 2)
+    assert type(F.group_norm(x, 2, w, b).grad_fn).__name__ == "GroupNormBackward0"
+
+
+def test_layer_norm_half_computes_in_float32_and_rounds_once():
+    x64 = np.random.default_rng(4).normal(3, 2, (4, 64))
+    for dtype in (E.float16, E.bfloat16):
+        x = E.tensor(x64).to(dtype)
+        y = F.layer_norm(x, (64,))
+        assert y.dtype is dtype
+        exact = np_normalize(to_np(x).astype(np.float64), (-1,), 1e-5)
+        # one rounding of the float32 result: within half an ulp of the exact value
+        assert_close(y, E.tensor(exact).to(dtype).float().numpy(), E.float32, rtol=0,
+                     atol=float(E.finfo(dtype).eps) * 4, check_dtype=False)
 
 
 def test_layer_norm_errors():
@@ -142,9 +179,18 @@ def test_group_norm(shape, groups):
 
 def test_group_norm_gradcheck_and_gradgradcheck():
     x, w, b = leaf((2, 4, 2), 0), leaf((4,), 1), leaf((4,), 2)
-    fn = lambda x, w, b: F.group_norm(x, 2, w, b)
+    def fn(x, w, b):
+        return F.group_norm(x, 2, w, b)
     assert gradcheck(fn, (x, w, b))
     assert gradgradcheck(fn, (x, w, b))
+
+
+def test_group_norm_gradgradcheck_without_affine():
+    x = leaf((2, 6, 2), 0)
+    def fn(x):
+        return F.group_norm(x, 3)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
 
 
 def test_group_norm_errors():
@@ -186,7 +232,8 @@ def test_rms_norm_half_computes_in_float32(dtype):
 
 def test_rms_norm_gradcheck_and_gradgradcheck():
     x, w = leaf((2, 2, 3), 0), leaf((2, 3), 1)
-    fn = lambda x, w: F.rms_norm(x, (2, 3), w, 1e-3)
+    def fn(x, w):
+        return F.rms_norm(x, (2, 3), w, 1e-3)
     assert gradcheck(fn, (x, w))
     assert gradgradcheck(fn, (x, w))
 
@@ -250,7 +297,8 @@ def test_instance_norm_gradcheck_and_gradgradcheck(use_input_stats):
     x, w, b = leaf((2, 2, 3), 0), leaf((2,), 1), leaf((2,), 2)
     rm = E.tensor(np.array([0.1, -0.2]))
     rv = E.tensor(np.array([0.5, 1.5]))
-    fn = lambda x, w, b: F.instance_norm(x, rm, rv, w, b, use_input_stats, 0.0, 1e-3)
+    def fn(x, w, b):
+        return F.instance_norm(x, rm, rv, w, b, use_input_stats, 0.0, 1e-3)
     assert gradcheck(fn, (x, w, b))
     assert gradgradcheck(fn, (x, w, b))
 
@@ -304,7 +352,8 @@ def test_local_response_norm_dtypes_and_empty():
 
 def test_local_response_norm_gradcheck_and_gradgradcheck():
     x = leaf((2, 4, 3), 0)
-    fn = lambda x: F.local_response_norm(x, 3, alpha=0.5, beta=0.75, k=2.0)
+    def fn(x):
+        return F.local_response_norm(x, 3, alpha=0.5, beta=0.75, k=2.0)
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
 
