@@ -126,6 +126,11 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                     ("weight", weight), ("bias", bias)):
         _check_shape("batch_norm", name, t, (c,))
     stat_shape = (1, c) + (1,) * (input.ndim - 2)
+    if training and input.numel() == 0:
+        # an empty batch (PyTorch): an empty result that still depends on weight and bias
+        # (their gradients are zeros), the running statistics untouched
+        zero = E.zeros(stat_shape, dtype=input.dtype, device=input.device)
+        return _per_channel(input, zero, zero + 1, weight, bias, stat_shape)
     if training:
         n = input.numel() // c if c else 0
         if n <= 1:

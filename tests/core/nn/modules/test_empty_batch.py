@@ -18,6 +18,8 @@ CASES = {  # name -> (layer, input shape or kind, output shape)
     "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(2), (0, 2, 4, 4), (0, 2, 2, 2)),
     "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), (0, 2, 4, 4), (0, 2, 2, 2)),
     "BatchNorm1d-eval": (lambda: nn.BatchNorm1d(4).eval(), (0, 4), (0, 4)),
+    "BatchNorm1d-train": (lambda: nn.BatchNorm1d(4), (0, 4), (0, 4)),
+    "BatchNorm2d-train": (lambda: nn.BatchNorm2d(2), (0, 2, 3, 3), (0, 2, 3, 3)),
     "LayerNorm": (lambda: nn.LayerNorm(4), (0, 4), (0, 4)),
     "GroupNorm": (lambda: nn.GroupNorm(2, 4), (0, 4, 3), (0, 4, 3)),
     "InstanceNorm2d": (lambda: nn.InstanceNorm2d(2), (0, 2, 3, 3), (0, 2, 3, 3)),
@@ -89,3 +91,12 @@ def test_a_summed_loss_of_an_empty_batch_is_zero(loss, target):
     out = loss(x, target())
     out.backward()
     assert out.item() == 0.0 and x.grad.shape == x.shape
+
+
+def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics():
+    bn = nn.BatchNorm1d(3)
+    bn(E.rand(0, 3))
+    assert bn.running_mean.tolist() == [0.0] * 3 and bn.running_var.tolist() == [1.0] * 3
+    assert bn.num_batches_tracked.item() == 1  # counted, as PyTorch's module does
+    with pytest.raises(E.ShapeError, match="more than 1 value per channel"):
+        bn(E.rand(1, 3))
