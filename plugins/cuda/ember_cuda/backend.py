@@ -11,9 +11,15 @@ Otherwise the Backend holds:
 * Types ``CUDAFloatType``, ``CUDAHalfType``, ... (prefix ``CUDA``) over ``cupy.ndarray``;
 * kernels from ``kernels.make_kernels`` (the generic ones, CuPy's differences overridden),
   in a ``devices.GuardedKernels`` table on machines with several GPUs;
-* ``from_numpy(arr, index)``: a copy on device ``index`` (None: the current device); it
-  also takes a CuPy array from another GPU and copies it across; ``to_numpy`` is
-  ``cupy.asnumpy`` (synchronous); ``device_of(arr)`` is the index of the array's device;
+* ``from_numpy(arr, index)``: a copy on device ``index`` (None: the current device),
+  finished when it returns, as PyTorch's pageable copy is: ``cupy.asarray`` copies host
+  data asynchronously on the current stream unless ``blocking=True`` (CuPy >= 13.0,
+  ``asarray`` in ``cupy/_creation/from_data.py``; ``_array_default`` in
+  ``cupy/_core/core.pyx`` then synchronizes the stream, except for a 0-d array, which
+  it fills with a kernel: that one is waited for here), and work on another
+  (non-blocking) stream could read the array before the data arrives. It also takes a
+  CuPy array from another GPU and copies it across; ``to_numpy`` is ``cupy.asnumpy``
+  (synchronous); ``device_of(arr)`` is the index of the array's device;
   ``device_guard(index)`` makes device ``index`` current for a block (``cupy.cuda.Device``),
   so ``ember.zeros(3, device="cuda:1")`` allocates on device 1;
 * ``make_rng`` = ``rng.CudaGenerator``; ``dlpack_device_type`` 2 (kDLCUDA), so
@@ -138,6 +144,10 @@ def _from_numpy_for(cupy, count: int, has_bf16: bool):
             raise TypeError(no_bfloat16_message(cupy.__version__))
         if isinstance(arr, ndarray):
             return to_device(arr, index)
-        with on(index):
-            return cupy.asarray(np.asarray(arr))
+        host = np.asarray(arr)
+        with on(index):  # NOTE: blocking: see the module docstring
+            out = cupy.asarray(host, blocking=True)
+            if host.ndim == 0:  # a fill kernel, which blocking=True does not wait for
+                cupy.cuda.get_current_stream().synchronize()
+            return out
     return from_numpy

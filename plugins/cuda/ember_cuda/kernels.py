@@ -1,10 +1,10 @@
 """The cuda kernel table: ember's generic kernels on CuPy, overridden where CuPy differs.
 
 ``make_kernels(cupy, bfloat16)`` runs ``ember.backends.array_api.make_kernels`` with a
-namespace that is CuPy except for three functions whose CuPy versions compute something
-else than numpy's, then replaces a few kernels outright. Every generic kernel module was
-read for numpy-only behaviour; what differs (CuPy 13/14 sources and docs), and what this
-module does about it:
+namespace that is CuPy except for five functions whose CuPy versions compute something
+else than numpy's or refuse what numpy takes, then replaces a few kernels outright. Every
+generic kernel module was read for numpy-only behaviour; what differs (CuPy 13/14 sources
+and docs), and what this module does about it:
 
 * float ``floor_divide`` and ``remainder`` (also ``div(rounding_mode='floor')``): CuPy
   computes ``floor(a / b)`` (``carray.cuh``), so ``5.0 // 0.1`` is 50 where numpy and
@@ -16,6 +16,20 @@ module does about it:
   rest. Here: int64 adds through a uint64 view (two's complement wraps the same), bool,
   int8, int16 and uint8 accumulate in int32 and bfloat16 in float32, written back once
   (narrow integers wrap mod 2**bits, as PyTorch's do).
+* ``maximum.at``/``minimum.at`` (``scatter_reduce`` amax/amin): CuPy takes int32, int64,
+  uint32, uint64, float32 and float64 only (``_scatter_op_single`` in
+  ``cupy/_core/_routines_indexing.pyx``, v14.2.0), and its float atomics drop NaN (CAS
+  loops on ``fmaxf``/``fminf``, ``cupy/_core/include/cupy/atomics.cuh``), which also
+  rounds float64 through float32. Here: the integers CuPy has as they are; bool, int8,
+  int16 and uint8 in int32; floats (float16 and bfloat16 through float32) as
+  order-preserving int32/int64 keys with NaN keyed above (maximum) or below (minimum)
+  every number, written back once: numpy's values, NaN propagating, float64 exact
+  (-0.0 orders below 0.0, as in IEEE 754-2019's maximum; numpy keeps the first of them).
+* ``maximum.accumulate``/``minimum.accumulate`` (``cummax``, ``cummin``, ``mode``): CuPy's
+  ``ufunc.accumulate`` is cumsum/cumprod for add/multiply and raises NotImplementedError
+  for every other ufunc (``ufunc.accumulate`` in ``cupy/_core/_kernel.pyx``, v14.2.0).
+  Here: a log-step scan (Hillis & Steele, 1986): ceil(log2 n) elementwise passes over
+  shifted slices, the earlier operand first, so ties and NaN resolve as in numpy's loop.
 * ``sort``, ``argsort``, ``topk``: not every CuPy takes ``kind='stable'``, thrust sorts no
   bfloat16, and ``argpartition`` is a full sort. Here: CuPy's sort, stable by contract,
   called without ``kind``; bfloat16 sorted by its exact float32 keys; topk sorts once.
@@ -34,6 +48,7 @@ with CuPy 13 every kernel declines it (``unsupported``) and the factories raise 
 """
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -48,6 +63,12 @@ INT64 = np.dtype(np.int64)
 # dtypes CuPy's scatter_add (add.at) takes: its atomicAdd overloads
 ATOMIC_ADD = frozenset(np.dtype(t) for t in (np.int32, np.uint32, np.uint64, np.float16,
                                              np.float32, np.float64))
+# dtypes ember hands to CuPy's maximum.at/minimum.at as they are: the integers of
+# _scatter_op_single's 'max'/'min' lists (cupy/_core/_routines_indexing.pyx, v14.2.0);
+# its float32/float64 go through keys (atomics.cuh's fmaxf/fminf drop NaN)
+ATOMIC_EXTREMUM = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))
+# float dtype -> (its integer key dtype, the bits a negative value's key flips)
+ORDER_KEYS = {F32: (np.dtype(np.int32), 0x7FFFFFFF), F64: (INT64, 0x7FFFFFFFFFFFFFFF)}
 
 # numpy's npy_divmod (numpy/_core/src/npymath/npy_math_internal.h.src), which PyTorch's
 # div_floor_floating and remainder follow: exact where floor(a / b) rounds the wrong way.
@@ -115,7 +136,7 @@ def _float_divmod(cupy, fn: str):
     return kernel
 
 
-def _add_at(cupy, a, indices, b) -> None:
+def _add_at(cupy, a, indices, b=None) -> None:
     """numpy's ``np.add.at(a, indices, b)`` for every dtype: repeated indices all add."""
     b = cupy.asarray(b, dtype=a.dtype)
     if a.dtype in ATOMIC_ADD:
@@ -129,27 +150,89 @@ def _add_at(cupy, a, indices, b) -> None:
         a[...] = acc
 
 
-def _add_with_at(cupy):
-    """``cupy.add`` whose ``.at`` is ``_add_at`` (the generic kernels call ``xp.add``)."""
-    class Add:
-        __call__ = staticmethod(cupy.add)
+def _order_keys(cupy, x, nan_key: int):
+    """Integer keys of float32/float64 ``x`` in the order of its values (-0.0 below 0.0),
+    NaN keyed ``nan_key``: a non-negative float's bits as they are, a negative one's
+    with every bit but the sign flipped (larger magnitudes get smaller keys)."""
+    itype, flip = ORDER_KEYS[x.dtype]
+    bits = x.view(itype)
+    return cupy.where(x != x, itype.type(nan_key),  # noqa: PLR0124 - x != x is isnan
+                      cupy.where(bits < 0, bits ^ itype.type(flip), bits))
 
-        def __getattr__(self, name):
-            return getattr(cupy.add, name)
 
-        @staticmethod
-        def at(a, indices, b=None):
-            _add_at(cupy, a, indices, b)
-    return Add()
+def _from_order_keys(cupy, keys, dtype):
+    """The float32/float64 values of ``_order_keys`` (the extreme keys come back NaN)."""
+    itype, flip = ORDER_KEYS[dtype]
+    return cupy.where(keys < 0, keys ^ itype.type(flip), keys).view(dtype)
+
+
+def _extremum_at(cupy, name: str, a, indices, b=None) -> None:
+    """numpy's ``np.maximum.at(a, indices, b)`` (``name`` "maximum") or ``minimum.at`` for
+    every dtype: repeated indices all compete and NaN wins (see the module docstring)."""
+    ufunc = getattr(cupy, name)
+    b = cupy.asarray(b, dtype=a.dtype)
+    if a.dtype in ATOMIC_EXTREMUM:
+        ufunc.at(a, indices, b)
+    elif a.dtype.kind in "biu":  # bool, int8, int16, uint8, uint16: exact in int32
+        acc = a.astype(np.int32)
+        ufunc.at(acc, indices, b.astype(np.int32))
+        a[...] = acc
+    elif a.dtype.kind == "f" or a.dtype == BF16:  # float16/bfloat16: exact in float32
+        wide = a.dtype if a.dtype in ORDER_KEYS else F32
+        info = np.iinfo(ORDER_KEYS[wide][0])
+        nan_key = info.max if name == "maximum" else info.min
+        keys = _order_keys(cupy, a.astype(wide, copy=False), nan_key)
+        ufunc.at(keys, indices, _order_keys(cupy, b.astype(wide, copy=False), nan_key))
+        a[...] = _from_order_keys(cupy, keys, wide)
+    else:  # complex: CuPy's own TypeError
+        ufunc.at(a, indices, b)
+
+
+def _scan(cupy, name: str, array, axis=0, dtype=None, out=None):
+    """numpy's ``np.maximum.accumulate`` (``name`` "maximum") or ``minimum.accumulate``:
+    a log-step (Hillis-Steele) scan, ceil(log2 n) passes of the ufunc over shifted slices
+    along ``axis``. Each pass computes its whole right-hand side before writing, and takes
+    the earlier operand first as numpy's loop does (``out[i] = f(out[i-1], a[i])``), so
+    ties and NaN give numpy's values. Reference: Hillis & Steele, "Data parallel
+    algorithms" (CACM 29(12), 1986)."""
+    ufunc = getattr(cupy, name)
+    if array.ndim == 0:
+        raise TypeError(f"{name}.accumulate: cannot accumulate a 0-d array")
+    axis = axis % array.ndim
+    acc = array.astype(dtype or array.dtype, copy=True)  # C-contiguous, ours to write
+    n, lead = array.shape[axis], (slice(None),) * axis
+    step = 1
+    while step < n:
+        acc[lead + (slice(step, None),)] = ufunc(acc[lead + (slice(None, n - step),)],
+                                                 acc[lead + (slice(step, None),)])
+        step *= 2
+    if out is None:
+        return acc
+    out[...] = acc
+    return out
+
+
+def _with_methods(ufunc, **methods):
+    """``ufunc`` as the generic kernels call it, the named methods (``at``, ``accumulate``)
+    replaced by the given functions; everything else is the ufunc's."""
+    table = {name: staticmethod(fn) for name, fn in methods.items()}
+    table.update(__call__=staticmethod(ufunc),
+                 __getattr__=lambda self, name: getattr(ufunc, name))
+    return type("NumpyCompatibleUfunc", (), table)()
 
 
 def numpy_compatible(cupy):
     """CuPy as the namespace the generic kernels compute with, ``floor_divide``,
-    ``remainder`` and ``add.at`` replaced by their numpy-compatible versions."""
+    ``remainder``, ``add.at``, ``maximum.at``/``accumulate`` and
+    ``minimum.at``/``accumulate`` replaced by their numpy-compatible versions."""
     ns = types.SimpleNamespace(**vars(cupy))
     ns.floor_divide = _float_divmod(cupy, "floor_divide")
     ns.remainder = _float_divmod(cupy, "remainder")
-    ns.add = _add_with_at(cupy)
+    ns.add = _with_methods(cupy.add, at=functools.partial(_add_at, cupy))
+    for name in ("maximum", "minimum"):
+        setattr(ns, name, _with_methods(getattr(cupy, name),
+                                        at=functools.partial(_extremum_at, cupy, name),
+                                        accumulate=functools.partial(_scan, cupy, name)))
     return ns
 
 

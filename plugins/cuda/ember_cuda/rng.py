@@ -12,7 +12,13 @@ device it was created on and refuses to run elsewhere, so ``CudaGenerator`` hold
 Departures: streams differ from numpy's and PyTorch's (different bit generators), the
 distributions match. ``permutation(n)`` is the argsort of ``n`` uniform float64 draws
 (CuPy's Generator has no permutation). The state is a snapshot of each device's cuRAND
-state buffer (``XORWOW._state``, a CuPy internal; about 1.5 MB a device).
+state buffer (``XORWOW._state``, a CuPy internal) of 8 x 256 x (multiprocessor count)
+states of ``sizeof(curandStateXORWOW)`` = 48 bytes (``_cuRANDGenerator.__init__`` in
+``cupy/random/_bit_generator.pyx``, CuPy >= 13.1; the struct in CUDA's
+``curand_kernel.h``): 98,304 bytes a multiprocessor, about 13 MB on an H200 (132 SMs),
+10.6 MB on an A100 (108). CuPy 13.0.0 multiplied by the attribute's enum value (16)
+instead of the count: 1.5 MB on every GPU. ``set_state`` writes with ``ndarray.set``, an
+asynchronous copy on the current stream, and waits for it before returning.
 
 Reference: CuPy "Random sampling" (``cupy.random.Generator``, ``XORWOW``); cuRAND device
 API.
@@ -46,6 +52,9 @@ class _BitGeneratorState:
         for d, buf in value["devices"].items():
             with cupy.cuda.Device(d):
                 _state_buffer(owner._generator(d)).set(np.asarray(buf))
+                # NOTE: ndarray.set is copy_from_host_async on the current stream
+                # (cupy/_core/core.pyx, v14.2.0): a draw on another stream must see it
+                cupy.cuda.get_current_stream().synchronize()
 
 
 def _state_buffer(generator):

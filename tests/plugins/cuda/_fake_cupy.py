@@ -1,36 +1,45 @@
 """Stand-ins for CuPy that run on the host, for the device-free tests of ember-cuda.
 
-``fake_cupy()`` is numpy under CuPy's name, with the CuPy behaviours that
-``ember_cuda/kernels.py`` works around: ``add.at`` refuses the dtypes CuPy's scatter_add
-refuses, ``argsort`` is stable without a ``kind``, and ``ElementwiseKernel`` records the
-kernels it is given (computing numpy's floor_divide/remainder, the target). It also has
-the runtime and memory-pool calls ``make_backend`` makes. ``FakeGPUs`` is ``cupy`` for
-``devices.py`` and ``rng.py``: arrays that know their device, and a current device.
-``fake_cupy_gpus`` is ``fake_cupy`` on several devices, for the backend end to end: its
-arrays know the device they were made on.
+``fake_cupy()`` is numpy under CuPy 14.2's names and signatures (``_cupy_api.py``, read
+from the real module; ``test_fake_cupy_api.py`` compares them with it where CuPy imports),
+and refuses what CuPy refuses:
+
+* a function called with an argument CuPy's signature has not raises TypeError, as
+  CuPy's does; numpy's names that CuPy lacks are absent (AttributeError);
+* ufuncs are ``cupy.ufunc``s with CuPy's methods: ``at`` only where CuPy has a scatter op
+  (add, subtract, maximum, minimum, bitwise and/or/xor), each refusing the dtypes CuPy's
+  ``_scatter_op_single`` refuses (``_fake_ufunc.ATOMIC_DTYPES``), float maximum/minimum as
+  its atomics compute (NaN skipped, float64 through float32); ``reduce``/``accumulate`` only
+  for add and multiply, ``reduceat`` only for add; the rest raise NotImplementedError
+  (``ufunc.at``/``reduce``/``accumulate``/``reduceat`` in ``cupy/_core/_kernel.pyx``);
+* ``argsort`` is stable without a ``kind`` (CuPy sorts with thrust's stable sort);
+* ``asarray``/``array``/``asanyarray`` take ``blocking=`` and append each host-to-device
+  copy made without it to ``cupy.nonblocking_copies`` (CuPy copies asynchronously on the
+  current stream unless ``blocking=True``: ``_array_default`` in ``cupy/_core/core.pyx``);
+  ``cuda.get_current_stream().synchronize()`` appends to ``cupy.synchronized``;
+* ``ElementwiseKernel`` records the kernels it is given (computing numpy's floor_divide/
+  remainder, the target).
+
+It also has the runtime and memory-pool calls ``make_backend`` makes. ``FakeGPUs`` is
+``cupy`` for ``devices.py`` and ``rng.py``: arrays that know their device, and a current
+device. ``fake_cupy_gpus`` is ``fake_cupy`` on several devices, for the backend end to
+end: its arrays know the device they were made on. ``FAKE_ONLY`` names the attributes the
+fakes add for the tests (not CuPy's).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import types
 
 import numpy as np
 
-# the dtypes CuPy's atomicAdd-based scatter_add takes (cupy/_core/_routines_indexing.pyx)
-ATOMICS = {np.dtype(t) for t in ("int32", "uint32", "uint64", "float16", "float32", "float64")}
+from ._cupy_api import FUNCTIONS, OTHER, UFUNCS
+from ._fake_ufunc import ATOMIC_DTYPES, ufunc, with_cupy_signature  # noqa: F401 - re-exported
 
-
-class AtomicAdd:
-    """``np.add`` whose ``.at`` refuses the dtypes CuPy's scatter_add refuses."""
-
-    def __call__(self, *args, **kwargs):
-        return np.add(*args, **kwargs)
-
-    def at(self, a, indices, b):
-        if a.dtype not in ATOMICS:
-            raise TypeError(f"scatter_add only supports int32, float16, float32, float64, "
-                            f"uint32, uint64, as data type (got {a.dtype})")
-        np.add.at(a, indices, b)
+# what the fakes add for the tests, not CuPy's
+FAKE_ONLY = frozenset({"nonblocking_copies", "synchronized", "current", "made",
+                       "count", "log", "clock", "streams", "pool", "pinned"})
 
 
 class ElementwiseKernel:
@@ -51,15 +60,46 @@ class ElementwiseKernel:
 def fake_cupy(version: str = "14.2.0", count: int = 1):
     """numpy as ``cupy`` ``version`` with ``count`` devices (see the module docstring)."""
     cp = types.ModuleType("cupy")
-    cp.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
-    cp.__version__, cp.ndarray, cp.asnumpy = version, np.ndarray, np.asarray
-    cp.add, cp.ElementwiseKernel = AtomicAdd(), ElementwiseKernel
-    cp.argsort = lambda a, axis=-1: np.argsort(a, axis=axis, kind="stable")  # CuPy: stable
+    for name in OTHER:
+        if hasattr(np, name):
+            setattr(cp, name, getattr(np, name))
+    cp.ufunc = ufunc
+    for name in UFUNCS:
+        if hasattr(np, name):
+            setattr(cp, name, ufunc(name))
+    for name, text in FUNCTIONS.items():
+        if hasattr(np, name):
+            setattr(cp, name, with_cupy_signature(name, getattr(np, name), text))
+    cp.__version__, cp.ndarray, cp.ElementwiseKernel = version, np.ndarray, ElementwiseKernel
+    cp.nonblocking_copies = []
+
+    def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
+        return np.asarray(a, order=order) if out is None else np.copyto(out, a) or out
+
+    # NOTE: this fake's device arrays are numpy's: every call without blocking=True counts
+    def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *,
+              blocking=False):
+        if not blocking:
+            cp.nonblocking_copies.append(("array", np.shape(obj)))
+        return np.array(obj, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
+
+    def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
+        if not blocking:
+            cp.nonblocking_copies.append(("asarray", np.shape(a)))
+        return np.asarray(a, dtype=dtype, order=order, copy=copy)
+
+    def argsort(a, axis=-1, kind=None):
+        return np.argsort(a, axis=axis, kind="stable")  # CuPy: always stable
+    cp.asnumpy, cp.array, cp.asarray, cp.asanyarray = asnumpy, array, asarray, asarray
+    cp.argsort = argsort
     pool = types.SimpleNamespace(used_bytes=lambda: 0, total_bytes=lambda: 0,
                                  malloc=lambda n: types.SimpleNamespace(device_id=0))
     allocator = [pool.malloc]
     cp.get_default_memory_pool = lambda: pool
+    cp.synchronized = []  # one entry a Stream.synchronize call
+    stream = types.SimpleNamespace(synchronize=lambda: cp.synchronized.append("stream"))
     cp.cuda = types.SimpleNamespace(
+        get_current_stream=lambda device_id=-1: stream,
         runtime=types.SimpleNamespace(getDeviceCount=lambda: count, getDevice=lambda: 0),
         Device=lambda i=None: contextlib.nullcontext(),
         get_allocator=lambda: allocator[0],
@@ -200,20 +240,32 @@ def fake_cupy_gpus(count: int = 2):
         def data(self):
             return types.SimpleNamespace(device_id=self.device_id)
 
+        def diagonal(self, offset=0, axis1=0, axis2=1):
+            v = np.ndarray.diagonal(self, offset, axis1, axis2)
+            if self.flags.writeable:
+                v.setflags(write=True)  # CuPy's diagonal is a writable view, numpy's not
+            return v
+
     def on_device(fn):
+        @functools.wraps(fn)  # CuPy's signature (inspect follows __wrapped__)
         def made(*args, **kwargs):
             out = fn(*args, **kwargs)
             return out.view(ndarray) if out.__class__ is np.ndarray else out
         return made
 
-    def array(a, dtype=None, copy=True, order="K", ndmin=0):
-        if isinstance(a, ndarray) and not copy and a.ndim >= ndmin and \
-                (dtype is None or a.dtype == dtype):
-            return a  # already on a device: CuPy's asarray returns it
-        return np.array(a, dtype=dtype, copy=True, order=order, ndmin=ndmin).view(ndarray)
+    def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *,
+              blocking=False):
+        if isinstance(obj, ndarray) and not copy and obj.ndim >= ndmin and \
+                (dtype is None or obj.dtype == dtype):
+            return obj  # already on a device: CuPy's asarray returns it
+        if not blocking and not isinstance(obj, ndarray):  # host data
+            cp.nonblocking_copies.append(("array", np.shape(obj)))
+        return np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin).view(ndarray)
 
-    def asarray(a, dtype=None, order=None):
-        return array(a, dtype, copy=False, order=order or "K")
+    def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
+        if not blocking and not isinstance(a, ndarray):  # host data
+            cp.nonblocking_copies.append(("asarray", np.shape(a)))
+        return array(a, dtype, copy=bool(copy), order=order or "K", blocking=True)
 
     class Device:
         def __init__(self, i=None):
@@ -236,10 +288,16 @@ def fake_cupy_gpus(count: int = 2):
 
     for name in ("empty", "full", "zeros", "ones", "arange", "linspace", "eye", "empty_like",
                  "zeros_like", "ones_like", "full_like", "ascontiguousarray"):
-        setattr(cp, name, on_device(getattr(np, name)))
-    cp.ndarray, cp.asarray, cp.array = ndarray, asarray, array
-    cp.broadcast_to = lambda a, shape: np.broadcast_to(a, shape, subok=True)  # a view
-    cp.asnumpy = lambda a: np.array(a, copy=True).view(np.ndarray)
+        setattr(cp, name, on_device(getattr(cp, name)))
+
+    def broadcast_to(array, shape):
+        return np.broadcast_to(array, shape, subok=True)  # a device view
+
+    def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
+        host = np.array(a, copy=True, order=order).view(np.ndarray)
+        return host if out is None else np.copyto(out, host) or out
+    cp.ndarray, cp.asarray, cp.array, cp.asanyarray = ndarray, asarray, array, asarray
+    cp.broadcast_to, cp.asnumpy = broadcast_to, asnumpy
     cp.random = types.SimpleNamespace(Generator=Generator, XORWOW=np.random.PCG64)
     cp.cuda.Device = Device
     cp.cuda.runtime.getDevice = lambda: cp.current

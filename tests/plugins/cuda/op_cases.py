@@ -217,6 +217,8 @@ for _dt in (B, U8, I32, F16, BF16, F32):
 case("nansum", "specials", lambda x: E.nansum(x[x.abs() != float("inf")]), special(F32))
 for _op in ("cummax", "cummin"):
     case(_op, "nan_ties", lambda x, o=_op: getattr(E, o)(x, 0), special(F32))
+    # CuPy has no maximum.accumulate: a log-step scan, six passes over 37 (ember_cuda/kernels.py)
+    case(_op, "long_rows", lambda x, o=_op: getattr(E, o)(x, 1), gen((4, 37), I8, -3, 3))
 
 # ---- shape, copies, indexing, linear algebra, nn kernels
 _x = gen((2, 3, 4), I32)
@@ -470,6 +472,21 @@ for _dt in (B, U8, I64, F16, BF16, F32):
                                    x.scatter_reduce(0, E.tensor([[1, 0, 1]]), s, r,
                                                     include_self=False)),
              gen((2, 3), _dt, 0, 3), gen((2, 3), _dt, 0, 3, salt=1))
+# CuPy's maximum.at/minimum.at take no 8- or 16-bit type, skip NaN and round float64
+# through float32 (atomics.cuh): ember widens or keys them (ember_cuda/kernels.py)
+_SR = [[0, 0, 2], [1, 1, 1]]
+for _red in ("amax", "amin"):
+    for _dt in (I8, E.int16):
+        case("scatter_reduce.two", f"{_red}_{_dt.name}",
+             lambda x, s, r=_red: E.scatter_reduce(x, 1, E.tensor(_SR), s, r),
+             gen((2, 3), _dt, -3, 3), gen((2, 3), _dt, -3, 3, salt=1))
+    case("scatter_reduce.two", f"{_red}_nan_specials",
+         lambda x, s, r=_red: (E.scatter_reduce(x, 1, E.tensor(_SR), s, r),
+                               x.scatter_reduce(1, E.tensor(_SR), s, r, include_self=False)),
+         gen((2, 3), F32), special(F32)[:6].reshape(2, 3))
+    case("scatter_reduce.two", f"{_red}_float64_exact",
+         lambda x, s, r=_red: E.scatter_reduce(x, 1, E.tensor(_SR), s, r),
+         gen((2, 3), E.float64) + 0.1, gen((2, 3), E.float64, salt=1) + 1e-9)
 
 # ==== torch.special (kernels/special_stats.py, special_gamma.py, special_bessel.py, ==========
 # ==== special_airy.py, special_polynomials.py): dtypes, each range's branches, specials ======

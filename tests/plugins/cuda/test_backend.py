@@ -23,7 +23,7 @@ import ember as E
 from ember.errors import DeviceMismatchError
 from ember_cuda import memory
 
-from ._fake_cupy import fake_cupy
+from ._fake_cupy import fake_cupy, fake_cupy_gpus
 from .op_cases import CASES, RANDOM, default_device
 
 
@@ -73,6 +73,24 @@ def test_several_gpus_get_the_device_guard(fake):
     from ember_cuda.devices import GuardedKernels
     fake.cuda.runtime.getDeviceCount = lambda: 2
     assert isinstance(make_backend().kernels, GuardedKernels)
+
+
+def test_from_numpy_copies_blocking(monkeypatch):
+    # cupy.asarray's host-to-device copy is asynchronous on the current stream unless
+    # blocking=True; ember.cuda.Stream is non-blocking, so another stream could read the
+    # array before the data arrives (PyTorch's pageable copy is synchronous)
+    from ember_cuda.backend import make_backend
+    cp = fake_cupy_gpus(1)  # device arrays apart from numpy's
+    monkeypatch.setitem(sys.modules, "cupy", cp)
+    monkeypatch.setattr(memory, "_tracker", None)
+    b = make_backend()
+    for arr in (np.arange(6.0).reshape(2, 3), np.arange(5, dtype=np.int8)[::2], np.float32(2)):
+        got = b.from_numpy(arr, None)
+        assert isinstance(got, cp.ndarray) and got.dtype == np.asarray(arr).dtype
+        assert np.array_equal(got, arr)
+    assert cp.nonblocking_copies == []
+    # CuPy fills a 0-d array with a kernel, even when blocking: from_numpy waits for it
+    assert cp.synchronized == ["stream"]
 
 
 

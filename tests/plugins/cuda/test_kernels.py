@@ -136,3 +136,96 @@ def test_rand_draws_float32_for_half_and_float32(cuda_kernels):
         assert cuda_kernels["randn"]((2,), np.dtype(dt), Rng()).dtype == dt
     assert asked == [np.dtype(d) for d in ("float32",) * 4 + ("float64",) * 2]
 
+
+
+# ==== maximum/minimum: accumulate (cummax, cummin, mode) and at (scatter_reduce amax/amin) ====
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int64", "float16", "bfloat16",
+                                   "float32", "float64"])
+def test_accumulate_is_numpys_on_cupy(fake, name, dtype):
+    # CuPy's accumulate is only cumsum/cumprod (the fake raises as CuPy does); the log-step
+    # scan gives numpy's loop's values bit for bit: ties, NaN, every length
+    with pytest.raises(NotImplementedError, match="accumulate"):
+        getattr(fake, name).accumulate(np.zeros(3), axis=0)
+    ns = K.numpy_compatible(fake)
+    dt = E.bfloat16.numpy if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 5, 8, 9, 17, 64):
+        x = rng.integers(-2, 3, (3, n)).astype(np.float64)
+        if dt.kind == "f" or dt == E.bfloat16.numpy:
+            x[rng.random(x.shape) < 0.1] = np.nan
+        a = (x > 0) if dtype == "bool" else np.abs(np.nan_to_num(x)).astype(dt) \
+            if dtype == "uint8" else x.astype(dt)
+        for axis in (0, 1, -1):
+            got = getattr(ns, name).accumulate(a, axis=axis)
+            want = getattr(np, name).accumulate(a, axis=axis)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    out = np.empty((2, 3))
+    assert ns.maximum.accumulate(np.ones((2, 3)), 1, None, out) is out
+    assert ns.maximum(np.int32(1), 2) == 2
+    with pytest.raises(NotImplementedError, match="reduce"):  # the rest is CuPy's own
+        ns.maximum.reduce(np.zeros(3))
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float16", "bfloat16", "float32"])
+def test_cummax_cummin_on_cupy_match_the_cpu_kernels(cuda_kernels, op, dtype):
+    dt = E.bfloat16.numpy if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.array([[1, 3, 3, np.nan, 2, 3, -1, 0, 5], [0, 0, -2, 0, 7, 7, 1, 1, np.nan]])
+    a = (x > 0 if dtype == "bool" else np.nan_to_num(x) if dt.kind in "iu" else x).astype(dt)
+    for dim in (0, 1):
+        (gv, gi), (wv, wi) = cuda_kernels[op](a, dim), cpu_kernels()[op](a, dim)
+        assert gv.dtype == wv.dtype and gi.dtype == wi.dtype == np.int64
+        assert np.array_equal(gv.astype(float), wv.astype(float), equal_nan=True)
+        assert np.array_equal(gi, wi)  # the last index of a tie, the latest NaN's
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64",
+                                   "float16", "bfloat16", "float32", "float64"])
+def test_scatter_reduce_amax_amin_cover_every_dtype(cuda_kernels, reduce, dtype):
+    # CuPy's maximum.at/minimum.at refuse the 8- and 16-bit types, skip NaN and round
+    # float64 through float32 (the fake does all three): ember keys them instead
+    dt = E.bfloat16.numpy if dtype == "bfloat16" else np.dtype(dtype)
+    a = np.array([[1, 2, 3], [4, 5, 6]]).astype(dt)
+    src = np.array([[9, 0, 1], [0, 7, 1]]).astype(dt)
+    if dt.kind == "f" and dtype != "float16":
+        a, src = a + dt.type(0.1), src - dt.type(1e-9 if dtype == "float64" else 0.3)
+        src[0, 2] = np.nan  # NaN wins, as in numpy and PyTorch
+    idx = np.array([[0, 0, 2], [1, 1, 1]])
+    for inc in (True, False):
+        got = cuda_kernels["scatter_reduce.two"](a, 1, idx, src, reduce, inc)
+        want = cpu_kernels()["scatter_reduce.two"](a, 1, idx, src, reduce, inc)
+        assert_same_bits(got, want)
+
+
+def assert_same_bits(got, want):
+    """Same dtype and bits (so -0.0 is not 0.0), any NaN where ``want`` has one."""
+    assert got.dtype == want.dtype and got.shape == want.shape
+    nan = want != want  # noqa: PLR0124
+    assert np.array_equal(got != got, nan)  # noqa: PLR0124
+    assert got[~nan].tobytes() == want[~nan].tobytes()
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_extremum_at_keys_order_every_float(fake, name):
+    # the order keys: -inf < negatives < -0.0 < 0.0 < positives < inf, NaN wins; so
+    # maximum takes 0.0 over -0.0 in any order (IEEE 754-2019's maximum; numpy keeps the
+    # first of equal values, and atomics have no order anyway)
+    ns = K.numpy_compatible(fake)
+    vals = np.array([-np.inf, -3.5, -1e-300, -0.0, 0.0, 5e-324, 1.0, 1.7e308, np.inf])
+    for dt in (np.float64, np.float32):
+        v = vals.astype(dt)
+        for i in range(v.size):
+            for j in range(v.size):
+                a = v[[i]].copy()
+                getattr(ns, name).at(a, (np.array([0, 0]),), v[[j, j]])
+                want = getattr(np, name)(v[i], v[j])
+                if want == 0:
+                    signs = np.signbit([v[i], v[j]])
+                    want = -0.0 if (signs.all() if name == "maximum" else signs.any()) else 0.0
+                assert a[0].tobytes() == dt(want).tobytes()
+        a = v[:3].copy()
+        getattr(ns, name).at(a, (np.array([1, 1]),), np.array([np.nan, 2], dt))
+        assert np.isnan(a[1]) and a[0] == v[0] and a[2] == v[2]

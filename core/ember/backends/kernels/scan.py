@@ -5,6 +5,12 @@ nansum.
 a tie (a later equal value takes over), and once a NaN is seen the values stay NaN with
 the index of the latest NaN; nansum sums as ``sum`` does (integral and bool inputs in
 int64, float16/bfloat16 accumulated in float32) with NaN counted as zero.
+
+cummax/cummin are ``ufunc.accumulate`` of ``xp.maximum``/``xp.minimum`` (numpy's loop,
+the fastest on the host), for the values and for the indices. CuPy's accumulate is only
+cumsum/cumprod (``ufunc.accumulate`` in ``cupy/_core/_kernel.pyx``), so the cuda plugin
+hands these kernels a namespace whose maximum/minimum accumulate with a log-step scan
+(``ember_cuda/kernels.py``, ``numpy_compatible``).
 """
 from __future__ import annotations
 

@@ -4,10 +4,13 @@ mean, amax or amin (torch.Tensor.scatter_reduce, ``reduce=`` and ``include_self=
 For dim 0, ``out[index[i][j]][j]`` combines ``self[index[i][j]][j]`` (when include_self) and
 every ``src[i][j]`` sent there; positions no index names keep self's value. Index, shape
 and dtype rules are scatter's (``indexing.check_scatter_shapes``). Repeated indices are
-reduced with ``ufunc.at`` (add, maximum, minimum; CuPy has these) and, for prod, in rounds
-over the sorted targets, one occurrence of each target per round (CuPy has no
-``multiply.at``). Bool computes in int64 (sum and amax are ``or``, prod and amin ``and``);
-an integer mean rounds down, as PyTorch.
+reduced with ``ufunc.at`` (add, maximum, minimum) and, for prod, in rounds over the sorted
+targets, one occurrence of each target per round (CuPy has no ``multiply.at``). Bool
+computes in int64 (sum and amax are ``or``, prod and amin ``and``); an integer mean rounds
+down, as PyTorch. NOTE: ``xp.<ufunc>.at`` must be numpy's for every dtype: CuPy's refuse
+the 8- and 16-bit types and its float maximum/minimum skip NaN
+(``_scatter_op_single`` in ``cupy/_core/_routines_indexing.pyx``; ``atomics.cuh``), so the
+cuda plugin's namespace widens or keys them (``ember_cuda/kernels.py``).
 """
 from __future__ import annotations
 
