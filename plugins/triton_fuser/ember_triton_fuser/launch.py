@@ -9,11 +9,21 @@ memory is CuPy's, and torch need not be installed. This module supplies both hal
 * :func:`ensure_driver` makes Triton's active driver a subclass of its own ``CudaDriver``
   whose current device, current stream and device capability come from CuPy, so a
   kernel launches where CuPy's next kernel would (``with cupy.cuda.Device(1)``,
-  ``with cupy.cuda.Stream()``, ``ember.cuda.stream(s)``), with no torch import.
+  ``with cupy.cuda.Stream()``, ``ember.cuda.stream(s)``); the driver imports no torch.
 
 When torch *is* imported, torch code that launches Triton kernels keeps its behaviour:
 while CuPy's current stream is the null stream, the stream is the one the driver active
 before :func:`ensure_driver` gives (torch's current stream); a non-null CuPy stream wins.
+
+Triton itself may import torch: where torch is installed, Triton 3.6 and 3.7 import it
+the first time they specialize a kernel's arguments, whatever the driver
+(``python/src/specialize.cc``, ``init_globals``, reached through ``native_specialize_impl``
+from ``triton/runtime/jit.py``'s binder and ``mangle_type``); 3.4, 3.5, 3.8 and 3.9 do
+not (``tests/plugins/triton_fuser/test_triton_versions.py``). On 3.6 and 3.7 the first
+launch then pays torch's import (a second or two, once), and later launches on CuPy's
+null stream ask torch for its current stream, which is its default (null) stream unless
+torch code chose another: the same stream. A process that launches ember's kernels stays
+free of torch only where torch is not installed or Triton is not 3.6 or 3.7.
 
 Versions: Triton 3.4 to 3.8 construct ``CudaDriver`` as ``utils = CudaUtils();
 launcher_cls = CudaLauncher; super().__init__()`` (torch imported unconditionally); 3.9
@@ -252,8 +262,9 @@ def ensure_driver() -> None:
     again if something else made another driver active since). Thread-safe; after the
     first call it costs an attribute check.
 
-    Works with torch not installed. With torch imported, a null CuPy stream defers to the
-    previously active driver's stream (see the module docstring). Raises
+    Works with torch not installed, and imports none (Triton 3.6 and 3.7 do when they
+    first specialize a kernel's arguments: see the module docstring). With torch imported,
+    a null CuPy stream defers to the previously active driver's stream. Raises
     DriverUnavailable without CuPy or when Triton's CUDA driver cannot be built (no
     libcuda, no GPU), with the cause chained.
     """

@@ -126,7 +126,13 @@ def _bitwise_not(n: _Node) -> str:
     if _is_float(n.out):
         n.decline("floating tensors have no bits to invert (eager raises)")
     x = n.tensor(0, n.out)
-    return f"({_p(x)} == {_num(0, _t.bool_)})" if n.out is _t.bool_ else f"(~{_p(x)})"
+    if n.out is _t.bool_:
+        return f"({_p(x)} == {_num(0, _t.bool_)})"
+    # NOTE: x ^ all-ones, which is what Triton's `~` lowers to (language/semantic.py,
+    # invert); `~` itself fails under Triton 3.4-3.8's interpreter for uint8, whose
+    # InterpreterBuilder.get_all_ones_value calls np.full(1, -1, uint8) (numpy 2 raises).
+    ones = -1 if n.out.is_signed else int(np.iinfo(n.out.numpy).max)
+    return f"({_p(x)} ^ {_num(ones, n.out)})"
 
 
 @_rule(4, "nan_to_num")
