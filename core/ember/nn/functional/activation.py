@@ -7,7 +7,8 @@ native ops: one kernel each (``backends/kernels/activation.py``) and a backward 
 hardswish's gradient is 0 at -3, hardsigmoid's 0 at +-3); elu, selu and celu too, their
 gradients from the saved result as PyTorch's elu_backward. relu6 and prelu are
 composite ops (``native_functions.yaml``, section ``nn: activations``) built from
-``hardtanh`` and ``where``, so autograd differentiates them to any order. The smooth
+``hardtanh`` and ``where``, so autograd differentiates them to any order; prelu runs as
+a kernel pair (``backends/kernels/gates.py``), its op chain the create_graph reference. The smooth
 activations (softplus, mish, logsigmoid, ...) are in ``activation_smooth``.
 
 ``inplace=True`` writes the result into ``input`` through an in-place ember op (``relu_``,
@@ -21,6 +22,8 @@ implicit-dim fallback is deprecated there); leaving it out raises TypeError.
 from __future__ import annotations
 
 import ember as E
+from ember.autograd import kernel_pair as _fused
+from ember.backends.kernels.gates import prelu_backward, prelu_forward
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 
@@ -53,14 +56,20 @@ def _prelu(self, weight):
                          f"{weight.ndim}-D of shape {tuple(weight.shape)}")
     channels = self.shape[1] if self.ndim >= 2 else 1
     n = weight.numel()
-    if n == 1:
-        w = weight.reshape(())
-    elif n == channels:
-        w = weight.view([channels] + [1] * (self.ndim - 2))
-    else:
+    if n != 1 and n != channels:
         raise ShapeError(f"prelu: expected weight of 1 element or one per channel "
                          f"(input.shape[1] = {channels} for input of shape "
                          f"{tuple(self.shape)}), got {n} elements")
+    # NOTE: one Type from here: the wrapper refused another device, the check above
+    # another dtype
+    return _fused.run("prelu", _prelu_reference, prelu_forward, prelu_backward,
+                      (self, weight), ())
+
+
+def _prelu_reference(self, weight):
+    """prelu op by op: the kernel pair's reference for double backward and tracing."""
+    n = weight.numel()
+    w = weight.reshape(()) if n == 1 else weight.view([n] + [1] * (self.ndim - 2))
     return E.where(self > 0, self, self * w)
 
 

@@ -5,13 +5,16 @@ softplus, mish and log_sigmoid are native ops: one kernel each
 (``backends/kernels/activation.py``) and PyTorch's backward formulas in
 ``derivatives.yaml``. softsign, tanhshrink, glu and softmin are composite ops
 (``native_functions.yaml``, section ``nn: activations``) built from ember ops, so autograd
-differentiates them to any order.
+differentiates them to any order; glu runs as a kernel pair (``backends/kernels/gates.py``),
+its op chain the create_graph reference.
 
 Choices where PyTorch leaves room: ``softmin`` needs ``dim``, as ``softmax`` here.
 """
 from __future__ import annotations
 
 import ember as E
+from ember.autograd import kernel_pair as _fused
+from ember.backends.kernels.gates import glu_backward, glu_forward
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 
@@ -48,6 +51,11 @@ def _glu(self, dim):
     if size % 2:
         raise ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size "
                          f"{size} (input shape {tuple(self.shape)})")
+    return _fused.run("glu", _glu_reference, glu_forward, glu_backward, (self,), (dim,))
+
+
+def _glu_reference(self, dim):
+    """glu op by op: the kernel pair's reference for double backward and tracing."""
     a, b = E.chunk(self, 2, dim)
     return a * E.sigmoid(b)
 
