@@ -97,7 +97,14 @@ class TensorDataset(Dataset):
         """``default_collate([self[i] for i in indices])`` with one ``index_select`` a
         tensor: a list of tensors of shapes ``(len(indices), ...)``."""
         # NOTE: from_numpy is ~6x cheaper than tensor() on a list; this runs every batch.
-        host = from_numpy(np.asarray(indices, dtype=np.int64))
+        idx = np.asarray(indices, dtype=np.int64)
+        if idx.size and idx.min() < 0:  # negative indices count from the end, as self[i]
+            n = len(self)
+            if idx.min() < -n:
+                raise IndexError(f"TensorDataset: index {int(idx.min())} is out of range "
+                                 f"for a dataset of {n} samples")
+            idx = np.where(idx < 0, idx + n, idx)
+        host = from_numpy(idx)
         out, by_device = [], {}
         for t in self.tensors:
             idx = by_device.get(t.device)

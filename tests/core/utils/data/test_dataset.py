@@ -170,3 +170,24 @@ def test_random_split_errors():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="between 0 and 1"):
             random_split(range(3), [1.5, -0.5])
+
+
+# --- negative indices through the batch fast path (issue 35, class 10) ---------------------
+
+@pytest.mark.parametrize("indices", [[0, -1, -2], [-5, 4], [-1], [3, -3, 0, -5]])
+@pytest.mark.parametrize("wrap", ["tensor dataset", "subset"])
+def test_negative_indices_fetch_the_same_batch_as_per_sample_access(indices, wrap):
+    ds = TensorDataset(E.arange(5.0), E.arange(5) * 10)
+    if wrap == "subset":
+        ds, indices = Subset(ds, indices), list(range(len(indices)))
+    loader = E.utils.data.DataLoader(ds, sampler=indices, batch_size=len(indices))
+    (x, y), = list(loader)
+    want = [ds[i] for i in indices]
+    assert x.tolist() == [w[0].item() for w in want]
+    assert y.tolist() == [w[1].item() for w in want]
+
+
+def test_a_negative_index_past_the_start_raises_index_error():
+    ds = TensorDataset(E.arange(5.0))
+    with pytest.raises(IndexError, match="-6 is out of range"):
+        list(E.utils.data.DataLoader(ds, sampler=[0, -6], batch_size=2))
