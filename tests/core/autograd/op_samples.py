@@ -547,7 +547,8 @@ add("triu", "inplace", lambda x: x.clone().triu_(-1), u(3, 3))
 add("diagonal", "offset_1", lambda x: E.diagonal(x, 1), u(3, 4))
 add("diagonal", "dims_-1_0_offset_-1", lambda x: x.diagonal(-1, -1, 0), u(2, 3, 2))
 add("diagonal", "diag_2d", lambda x: E.diag(x, -1), u(3, 4))
-add("diagonal", "trace", E.trace, u(3, 4))
+# trace is a kernel pair (TraceBackward0; its gradients: test_matrix.py); its reference:
+add("diagonal", "trace_reference", lambda x: x.diagonal().sum(), u(3, 4))
 add("diagonal", "fill_on_view", lambda x: _on_view(x, lambda v: v.diagonal().fill_(0.5)),
     u(4, 3))
 add("diagonal_backward", "direct", lambda g: E.diagonal_backward(g, (3, 4), 1, 0, 1), u(3))

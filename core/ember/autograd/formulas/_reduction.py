@@ -152,18 +152,43 @@ def cumsum_backward(grad, dim):
 
 
 def cumprod_backward(grad, self, dim, result):
-    """``cumprod``: ``sum_{j >= i} grad_j * d out_j / d x_i``. Without zeros this is
-    ``revcumsum(grad * out) / x``; with zeros, the O(n^2) exact form over a (n, n) mask."""
+    """``cumprod``: ``grad_i = sum_{j >= i} grad_j * d out_j / d x_i`` (PyTorch's
+    cumprod_backward). Without zeros this is ``revcumsum(grad * out) / x``. With zeros:
+
+    * first order (grad mode off), O(n) per slice with its first zero at k: for i < k the
+      same sum stopped before k, over ``x`` with the zeros from k on set to 1; at k,
+      ``sum_{j >= k} grad_j * out_{k-1} * prod_{k < l <= j} x_l`` (the cumulative product
+      with x_k := 1); after k, 0 (x_k stays a factor of every d out_j / d x_i);
+    * create_graph (grad mode on), the O(n^2) polynomial form over a (n, n) mask, whose
+      own derivative is right: the first-order form drops terms that are 0 at x_k = 0
+      but whose slope in x_k is not (PyTorch also switches forms there).
+    """
     if self.ndim == 0:
         return grad
-    if not bool((self == 0).any()):
+    zero = self == 0
+    if not bool(zero.any()):
         return cumsum_backward(grad * result, dim) / self
+    if E.is_grad_enabled():
+        return _cumprod_backward_quadratic(grad, self, dim)
+    seen = zero.cumsum(dim)  # zeros at or before each position
+    before = seen == 0
+    first = zero & (seen == 1)
+    head = cumsum_backward(E.where(before, grad * result, 0.0), dim) / E.where(before, self,
+                                                                                 1.0)
+    tail = grad * E.where(first, 1.0, self).cumprod(dim)
+    at_k = E.where(before, 0.0, tail).sum(dim, keepdim=True)
+    return E.where(before, head, 0.0) + E.where(first, at_k, 0.0)
+
+
+def _cumprod_backward_quadratic(grad, self, dim):
+    """``cumprod_backward`` as a polynomial in ``self``: row i of a (n, n) matrix holds the
+    cumulative product of x with x_i := 1, masked to j >= i and weighted by grad_j."""
     n = self.shape[dim]
     x = self.movedim(dim, -1)
     g = grad.movedim(dim, -1)
     eye = E.eye(n, dtype=E.bool, device=self.device)
     rows = E.where(eye, 1.0, x.unsqueeze(-2)).cumprod(-1)  # row i: x with x_i := 1
-    upper = E.tensor([[j >= i for j in range(n)] for i in range(n)], device=self.device)
+    upper = E.ones((n, n), dtype=E.bool, device=self.device).triu()
     out = (rows * upper * g.unsqueeze(-2)).sum(-1)
     return out.movedim(-1, dim)
 

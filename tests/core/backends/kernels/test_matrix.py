@@ -122,3 +122,44 @@ def test_trace_dtypes_and_errors(dtype, want):
         E.trace(E.ones(3, dtype=dtype))
     with pytest.raises(NotImplementedError, match="bool"):
         E.trace(E.ones(2, 2, dtype=E.bool_))
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (5, 3), (4, 4), (1, 6), (0, 3), (3, 0)])
+def test_trace_kernel_pair_gradients(shape):
+    # trace runs as one kernel pair (TraceBackward0); diagonal().sum() is its reference
+    a = np.random.default_rng(0).uniform(-2, 2, shape)
+    x = E.tensor(a, requires_grad=True)
+    y = E.trace(x)
+    assert type(y.grad_fn).__name__ == "TraceBackward0"
+    y.backward(E.tensor(2.5, dtype=E.float64))
+    want = np.zeros(shape)
+    np.fill_diagonal(want, 2.5)
+    assert_close(x.grad, want, E.float64)
+    if a.size:
+        assert E.autograd.gradcheck(E.trace, (E.tensor(a, requires_grad=True),))
+        assert E.autograd.gradgradcheck(E.trace, (E.tensor(a, requires_grad=True),))
+
+
+@pytest.mark.parametrize("dtype", [E.float16, E.bfloat16, E.float32])
+def test_trace_low_floats_and_float32_against_float64(dtype):
+    x, ref = make((40, 30), dtype)
+    assert_close(E.trace(x), np.trace(ref), dtype)
+    x = E.tensor(np.array([[np.inf, 1.0], [2.0, -np.inf]]).astype(dtype.numpy))
+    assert np.isnan(E.trace(x).item())
+    assert E.trace(E.tensor(np.array([[-0.0, 1.0], [2.0, -0.0]]).astype(dtype.numpy))).item() == 0
+
+
+def test_trace_without_grad_and_under_a_trace_keeps_its_ops():
+    x = E.tensor(np.arange(12.0).reshape(3, 4))
+    assert E.trace(x).grad_fn is None and E.trace(x).item() == 15.0
+    traced = E.jit.trace(lambda t: E.trace(t) * 2, (x,))
+    assert traced(x).item() == 30.0
+
+
+def test_diagonal_of_a_read_only_array_stays_read_only():
+    a = np.arange(9.0).reshape(3, 3)
+    a.setflags(write=False)
+    d = E.from_numpy(a).diagonal() if hasattr(E, "from_numpy") else None
+    if d is not None:
+        assert d.tolist() == [0.0, 4.0, 8.0]
+        assert not d._data.flags.writeable
