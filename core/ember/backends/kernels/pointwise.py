@@ -14,6 +14,7 @@ import math
 import ml_dtypes
 import numpy as np  # host-side scalar conversion and dtype facts only; arrays go through xp
 
+from . import pointwise_log10
 from .pointwise_float32 import BLOCK, blocked
 from .pointwise_float32 import FUNCTIONS as FLOAT32_FUNCTIONS
 from ... import parallel
@@ -227,6 +228,18 @@ def _into_kernels(xp, float_ufuncs, clip, wide_zeros) -> dict:
     out.update({"into:neg": into_ufunc(xp.negative), "into:abs": into_ufunc(xp.abs),
                 "into:sigmoid": sigmoid, "into:relu": relu, "into:clamp": clamp})
     return out
+
+
+def _into_log10(a):
+    """``into:log10`` (numpy): float32 through ``pointwise_log10``, float64 numpy's ufunc;
+    False for the rest."""
+    if a.dtype == F32:
+        pointwise_log10.into_log10(np, a)
+        return True
+    if a.dtype == F64:
+        np.log10(a, out=a)
+        return True
+    return False
 
 
 _BOUND_CLASSES = frozenset({int, float, type(None)})
@@ -502,6 +515,8 @@ def kernels(xp) -> dict:
         for name, (fn, min_size) in FLOAT32_FUNCTIONS.items():
             if name in table:
                 table[name] = via_float32(xp, fn, table[name], min_size)
+        table["log10"] = via_float32(xp, pointwise_log10.log10, xp.log10)
+        table["into:log10"] = _into_log10
     table.update({
         "rsqrt": opmath(xp, lambda a: 1.0 / xp.sqrt(a)),
         "sigmoid": sigmoid,

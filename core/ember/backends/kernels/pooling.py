@@ -120,25 +120,69 @@ def _plane_strides(sizes) -> tuple:
     return tuple(math.prod(sizes[i + 1:]) for i in range(len(sizes)))
 
 
-def kernels(xp) -> dict:
-    def windows(x, k, s, p, d, out):
-        """Per kernel offset in scan order: (output slice, the input view that offset
-        sees, its flat offset sum(i_n d_n stride_n)) for planes x (P, *spatial)."""
-        sizes = x.shape[1:]
-        strides = _plane_strides(sizes)
-        per_dim = []
-        for n in range(len(sizes)):
-            cells = []
-            for i in range(k[n]):
-                o0, o1, start = _span(sizes[n], out[n], s[n], p[n], i * d[n])
-                if o1 > o0:
-                    cells.append((slice(o0, o1), slice(start, start + (o1 - o0 - 1) * s[n] + 1,
-                                                       s[n]), i * d[n] * strides[n]))
-            per_dim.append(cells)
-        return [((slice(None),) + tuple(c[0] for c in combo),
-                 x[(slice(None),) + tuple(c[1] for c in combo)], sum(c[2] for c in combo))
-                for combo in itertools.product(*per_dim)]
+@functools.lru_cache(maxsize=512)
+def window_slices(sizes: tuple, k, s, p, d, out) -> tuple:
+    """Per kernel offset in scan order: (output index, input index, flat offset
+    sum(i_n d_n stride_n)) for planes (P, *sizes), and whether the first two offsets
+    cover the whole output. Cached: it depends on shapes and arguments only."""
+    strides = _plane_strides(sizes)
+    per_dim = []
+    for n in range(len(sizes)):
+        cells = []
+        for i in range(k[n]):
+            o0, o1, start = _span(sizes[n], out[n], s[n], p[n], i * d[n])
+            if o1 > o0:
+                cells.append((slice(o0, o1), slice(start, start + (o1 - o0 - 1) * s[n] + 1,
+                                                   s[n]), i * d[n] * strides[n]))
+        per_dim.append(cells)
+    wins = tuple(((slice(None),) + tuple(c[0] for c in combo),
+                  (slice(None),) + tuple(c[1] for c in combo), sum(c[2] for c in combo))
+                 for combo in itertools.product(*per_dim))
+    covers = [all(sl.start == 0 and sl.stop == o for sl, o in zip(w[0][1:], out))
+              for w in wins[:2]]
+    return wins, len(wins) > 1 and all(covers)
 
+
+def windows(x, k, s, p, d, out) -> list:
+    """Per kernel offset in scan order: (output slice, the input view that offset sees,
+    its flat offset sum(i_n d_n stride_n)) for planes x (P, *spatial)."""
+    wins = window_slices(tuple(x.shape[1:]), tuple(k), tuple(s), tuple(p), tuple(d),
+                         tuple(out))[0]
+    return [(o, x[i], c) for o, i, c in wins]
+
+
+def max_pool_values(xp, x, k, s, p, d, out):
+    """The values of max pooling alone (no argmax): planes x (P, *spatial), any dtype but
+    bool (float16/bfloat16: compare them in float32 first, as the kernels do), geometry
+    from ``pool_geometry`` -> (P, *out) in x's dtype. A running ``maximum`` over the
+    kernel offsets' strided views (K passes, nothing materialized); NaN propagates, so a
+    window holding NaN gives NaN, as the kernels. Values are exact (a selection)."""
+    wins, first_two = window_slices(tuple(x.shape[1:]), k, s, p, d, out)
+    if first_two:  # tiled windows and most others
+        vals = xp.maximum(x[wins[0][1]], x[wins[1][1]])
+        rest = wins[2:]
+    else:
+        lowest = -math.inf if is_float(x.dtype) else xp.iinfo(x.dtype).min
+        vals = xp.full((x.shape[0],) + tuple(out), lowest, dtype=x.dtype)
+        rest = wins
+    for o, i, _ in rest:
+        xp.maximum(vals[o], x[i], out=vals[o])
+    return vals
+
+
+_TABLES: dict = {}
+
+
+def table(xp) -> dict:
+    """``kernels(xp)``, built once per array namespace (for composites that call the
+    pooling kernels through ``autograd/kernel_pair.py``)."""
+    t = _TABLES.get(xp)
+    if t is None:
+        t = _TABLES[xp] = kernels(xp)
+    return t
+
+
+def kernels(xp) -> dict:
     def offsets_first(x, k, out):
         """Planes x (P, *spatial) as (K, P, *out): the windows' offsets first."""
         p, nd = x.shape[0], len(k)

@@ -12,7 +12,8 @@ of the dtype (float32 / float64); the tests check them:
   erfc(x), Netlib SPECFUN CALERF with jint = 2; float32: Numerical Recipes' erfcc fit; both
   ``special.erfc_ratio``); inf below x ~ -9.4 (float32) / -26.6 (float64).
 * ndtr: 7 / 6 ulp on [-13, 9]: 0.5 erfc(-x / sqrt 2), and below -1 0.5 erfcx(-x / sqrt 2)
-  exp(-x^2 / 2) with x^2 split exactly (rounding x / sqrt 2 inside exp would cost x^2 ulps).
+  exp(-x^2 / 2) with x^2 split exactly (rounding x / sqrt 2 inside exp would cost x^2 ulps);
+  float32 runs ``special_erfc32.ndtr`` (branch-free, the same split).
 * log_ndtr: 8 / 6 ulp on [-1e3, 9]: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1 (no
   underflow: log_ndtr(-1e5) = -5e9), log1p(-ndtr(-x)) above.
 * ndtri: 4 / 3 ulp on [1e-44 / 1e-300, 1): Cephes' ndtri (three rational approximations,
@@ -24,6 +25,7 @@ import math
 
 from .special import (ERF_SMALL, _pair, _polyval, _quiet, by_precision, erf_small, erfc_flat,
                       erfc_ratio, subset)
+from . import special_erfc32
 from .special_blocked import blocked
 
 _SQRT1_2 = 0.70710678118654752440
@@ -162,6 +164,10 @@ def kernels(xp) -> dict:
             r = xp.where((a64 == 0) & ~xp.isnan(b64), 0.0, a64 * xp.log1p(b64))
         return r.astype(dt, copy=False)
 
+    def _run(fn, x):
+        with _quiet(xp):
+            return fn(xp, x)
+
     def flat(fn):
         def run(x):
             with _quiet(xp):
@@ -169,7 +175,10 @@ def kernels(xp) -> dict:
         return by_precision(xp, blocked(xp, run), blocked(xp, run))
 
     return {
-        "special_erfcx": flat(erfcx_flat), "special_ndtr": flat(ndtr_flat),
+        "special_erfcx": flat(erfcx_flat),
+        # float32 (float16/bfloat16 through it) branch-free in special_erfc32
+        "special_ndtr": by_precision(xp, lambda x: special_erfc32.ndtr(xp, x),
+                                     blocked(xp, lambda x: _run(ndtr_flat, x))),
         "special_log_ndtr": flat(log_ndtr_flat), "special_ndtri": flat(ndtri_flat),
         "special_entr": flat(entr_flat), "special_xlog1py": xlog1py,
     }

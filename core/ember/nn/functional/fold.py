@@ -12,12 +12,16 @@ order:
   place in the padded plane, sums the kh kw planes and crops the padding.
 
 kh kw slices (or planes) instead of a loop over the L blocks keeps the Python work
-independent of the image size. Reference: torch.nn.functional.unfold / fold (im2col,
-col2im as in Chellapilla et al. 2006).
+independent of the image size. Both run as kernel pairs (``autograd/kernel_pair.py``):
+``im2col_array`` (kh kw strided copies into one result) and ``col2im_array`` (kh kw
+strided in-place adds into zeros), each the other's backward, one autograd node per call;
+the op-by-op forms stay the reference for double backward and tracing.
+Reference: torch.nn.functional.unfold / fold (im2col, col2im as in Chellapilla et al. 2006).
 """
 from __future__ import annotations
 
 import ember as E
+from ember.autograd import kernel_pair as _fused
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 
@@ -49,8 +53,8 @@ def _check_floating(op: str, x) -> None:
                                   f"e.g. x.float()")
 
 
-@composite("im2col")
-def _im2col(self, kernel_size, dilation, padding, stride):
+def _check_im2col(self, kernel_size, dilation, padding, stride) -> tuple:
+    """Checks of unfold's arguments; returns (L_h, L_w)."""
     if self.ndim not in (3, 4) or any(n == 0 for n in self.shape[-3:]):
         raise ShapeError(f"unfold(): expected a 3-D (C, H, W) or 4-D (N, C, H, W) input with "
                          f"non-zero C, H and W (N may be 0), got shape {list(self.shape)}")
@@ -63,6 +67,12 @@ def _im2col(self, kernel_size, dilation, padding, stride):
                          f"{tuple(kernel_size)}, dilation={tuple(dilation)}, padding="
                          f"{tuple(padding)}, calculated shape of the array of sliding blocks "
                          f"as {(lh, lw)}, but its components must be at least one.")
+    return lh, lw
+
+
+def _im2col_reference(self, kernel_size, dilation, padding, stride, *_):
+    """The op-by-op form: one strided slice of the padded input per kernel offset."""
+    lh, lw = _blocks(tuple(self.shape[-2:]), kernel_size, dilation, padding, stride)
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
     x = E.pad(self, (pw, pw, ph, ph)) if ph or pw else self
     rows = [x[..., i * dh:i * dh + (lh - 1) * sh + 1:sh, j * dw:j * dw + (lw - 1) * sw + 1:sw]
@@ -83,8 +93,7 @@ def _spread(x, dim: int, step: int, n: int):
     return x.reshape(shape).narrow(dim, 0, n)
 
 
-@composite("col2im")
-def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+def _check_col2im(self, output_size, kernel_size, dilation, padding, stride) -> None:
     if self.ndim not in (2, 3) or any(n == 0 for n in self.shape[-2:]):
         raise ShapeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                          f"batch size and non-zero dimensions for input, but got: "
@@ -94,7 +103,7 @@ def _col2im(self, output_size, kernel_size, dilation, padding, stride):
         raise ShapeError(f"fold(): output_size should be greater than zero, but got "
                          f"{tuple(output_size)}")
     _check_floating("fold", self)
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    kh, kw = kernel_size
     ck, length = self.shape[-2:]
     if ck % (kh * kw):
         raise ShapeError(f"Expected size of input's dimension 1 to be divisible by the product "
@@ -107,6 +116,14 @@ def _col2im(self, output_size, kernel_size, dilation, padding, stride):
                          f"{tuple(padding)}, stride={tuple(stride)}, expected size of input's "
                          f"dimension 2 to match the calculated number of sliding blocks {lh} * "
                          f"{lw} = {lh * lw}, but got input.size(2)={length}.")
+
+
+def _col2im_reference(self, output_size, kernel_size, dilation, padding, stride, *_):
+    """The op-by-op form: each kernel offset's row spread onto the stride grid, padded to
+    its place, summed."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    lh, lw = _blocks(output_size, kernel_size, dilation, padding, stride)
+    ck = self.shape[-2]
     lead, c = tuple(self.shape[:-2]), ck // (kh * kw)
     h, w = output_size
     hp, wp = h + 2 * ph, w + 2 * pw
@@ -120,6 +137,82 @@ def _col2im(self, output_size, kernel_size, dilation, padding, stride):
             plane = E.pad(plane, (left, wp - left - span_w, top, hp - top - span_h))
             out = plane if out is None else out + plane
     return out[..., ph:ph + h, pw:pw + w] if ph or pw else out
+
+
+# NOTE: both ops run as kernel pairs (autograd/kernel_pair.py): each kernel is kh kw
+# strided copies (im2col) or in-place strided adds (col2im) on arrays, and each one's
+# backward is the other; the op-by-op forms above stay the reference (double backward,
+# tracing).
+def _offsets(kernel_size, dilation, padding, stride, blocks):
+    """Per kernel offset (i, j): the index of the (L_h, L_w) cells it touches in the
+    padded plane."""
+    (kh, kw), (dh, dw), (sh, sw), (lh, lw) = kernel_size, dilation, stride, blocks
+    return [(i, j, (slice(i * dh, i * dh + (lh - 1) * sh + 1, sh),
+                    slice(j * dw, j * dw + (lw - 1) * sw + 1, sw)))
+            for i in range(kh) for j in range(kw)]
+
+
+def im2col_array(xp, x, kernel_size, dilation, padding, stride, blocks):
+    """unfold of an array x (.., C, H, W) -> (.., C kh kw, L_h L_w): kh kw strided copies
+    of the zero-padded planes into one result."""
+    (kh, kw), (ph, pw) = kernel_size, padding
+    lead, c = x.shape[:-3], x.shape[-3]
+    if ph or pw:
+        xp_ = xp.zeros(x.shape[:-2] + (x.shape[-2] + 2 * ph, x.shape[-1] + 2 * pw), x.dtype)
+        xp_[..., ph:ph + x.shape[-2], pw:pw + x.shape[-1]] = x
+        x = xp_
+    out = xp.empty(lead + (c, kh, kw) + tuple(blocks), dtype=x.dtype)
+    for i, j, cells in _offsets(kernel_size, dilation, padding, stride, blocks):
+        out[..., i, j, :, :] = x[(Ellipsis,) + cells]
+    return out.reshape(lead + (c * kh * kw, blocks[0] * blocks[1]))
+
+
+def col2im_array(xp, cols, output_size, kernel_size, dilation, padding, stride, blocks):
+    """fold of an array cols (.., C kh kw, L) -> (.., C, *output_size): kh kw strided
+    in-place adds into the zero-padded planes, cropped."""
+    (kh, kw), (ph, pw), (h, w) = kernel_size, padding, output_size
+    lead = cols.shape[:-2]
+    c = cols.shape[-2] // (kh * kw)
+    cols = cols.reshape(lead + (c, kh, kw) + tuple(blocks))
+    out = xp.zeros(lead + (c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
+    for i, j, cells in _offsets(kernel_size, dilation, padding, stride, blocks):
+        out[(Ellipsis,) + cells] += cols[..., i, j, :, :]
+    return out[..., ph:ph + h, pw:pw + w] if ph or pw else out
+
+
+def _im2col_forward(xp, arrays, args):
+    return im2col_array(xp, arrays[0], *args), None
+
+
+def _im2col_backward(xp, grad, arrays, state, args, needs):
+    x = arrays[0]
+    return (col2im_array(xp, grad, x.shape[-2:], *args),)
+
+
+def _col2im_forward(xp, arrays, args):
+    return col2im_array(xp, arrays[0], *args), None
+
+
+def _col2im_backward(xp, grad, arrays, state, args, needs):
+    return (im2col_array(xp, grad, *args[1:]),)
+
+
+@composite("im2col")
+def _im2col(self, kernel_size, dilation, padding, stride):
+    blocks = _check_im2col(self, kernel_size, dilation, padding, stride)
+    args = (tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride), blocks)
+    return _fused.run("im2col", _im2col_reference, _im2col_forward, _im2col_backward,
+                      (self,), args)
+
+
+@composite("col2im")
+def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+    _check_col2im(self, output_size, kernel_size, dilation, padding, stride)
+    blocks = _blocks(output_size, kernel_size, dilation, padding, stride)
+    args = (tuple(output_size), tuple(kernel_size), tuple(dilation), tuple(padding),
+            tuple(stride), blocks)
+    return _fused.run("col2im", _col2im_reference, _col2im_forward, _col2im_backward,
+                      (self,), args)
 
 
 def _pair(v) -> tuple:

@@ -2,14 +2,21 @@
 
 The 2-D and 3-D ops are kernels (``max_pool2d/3d_with_indices`` and their backwards, one
 N-d code path in ``backends/kernels/pooling.py``); the 1-D ones run the 2-D kernel on a
-(.., 1, L) view. Indices are flat positions in each (N, C) plane of the input, as
+(.., 1, L) view (``max_pool1d`` as a kernel pair that skips the argmax indices when no
+gradient is recorded). Indices are flat positions in each (N, C) plane of the input, as
 PyTorch's, so ``max_unpool1d/2d/3d`` consume them.
 Reference: torch.nn.functional.max_pool1d/2d/3d.
 """
 from __future__ import annotations
 
+import functools
+
 import ember as E
 from ember.ops.composite import composite
+
+from ember.autograd import kernel_pair as _fused
+from ember.backends.kernels.pooling import max_pool_values, pool_geometry, table
+from ember.backends.kernels.reduction import LOW_FLOATS
 
 from ._common import args_1d, as_2d
 
@@ -34,11 +41,54 @@ def _args_1d(kernel_size, stride, padding, dilation):
                    ("padding", padding), ("dilation", dilation))
 
 
+# NOTE: max_pool1d runs as a kernel pair (autograd/kernel_pair.py): without a gradient to
+# record, the forward takes the maxima alone (K strided passes, ``max_pool_values``); the
+# argmax indices are computed only when the call records a graph, and saved for the
+# backward's scatter. The op-by-op form stays the reference (double backward, tracing).
+_geometry = functools.lru_cache(maxsize=256)(pool_geometry)
+
+
+def _max_pool1d_reference(self, k, s, p, d, ceil_mode, *_):
+    """max_pool2d_with_indices on the (.., 1, L) view; k, s, p, d as ``_args_1d`` gives."""
+    x = as_2d("max_pool1d", self)
+    return E.max_pool2d_with_indices(x, k, s, p, d, ceil_mode)[0].squeeze(-2)
+
+
+def _max_pool1d_forward(xp, arrays, args):
+    (a,), (k, s, p, d, ceil_mode, geometry, want_grad) = arrays, args
+    x = a.reshape((-1, 1, a.shape[-1]))
+    if x.dtype in LOW_FLOATS:  # compare in float32, as the kernels do
+        x = x.astype(xp.float32)
+    shape = a.shape[:-1] + geometry[-1][-1:]
+    if not want_grad:
+        vals = max_pool_values(xp, x, *geometry)
+        return vals.astype(a.dtype, copy=False).reshape(shape), None
+    vals, idx = table(xp)["max_pool2d_with_indices"](x, k, s, p, d, ceil_mode)
+    return vals.astype(a.dtype, copy=False).reshape(shape), idx
+
+
+def _max_pool1d_backward(xp, grad, arrays, idx, args, needs):
+    (a,), (k, s, p, d, ceil_mode) = arrays, args[:5]
+    if idx is None:  # recorded while want_grad was False: not reachable through run()
+        idx = _max_pool1d_forward(xp, arrays, args[:6] + (True,))[1]
+    gx = table(xp)["max_pool2d_with_indices_backward"](
+        grad.reshape(idx.shape), a.reshape((-1, 1, a.shape[-1])), k, s, p, d, ceil_mode, idx)
+    return (gx.reshape(a.shape),)
+
+
 @composite("max_pool1d")
 def _max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
-    x = as_2d("max_pool1d", self)
     k, s, p, d = _args_1d(kernel_size, stride, padding, dilation)
-    return E.max_pool2d_with_indices(x, k, s, p, d, ceil_mode)[0].squeeze(-2)
+    if self.dtype is E.bool:  # the reference raises the kernels' error
+        return _max_pool1d_reference(self, k, s, p, d, ceil_mode)
+    if self.ndim not in (2, 3):
+        as_2d("max_pool1d", self)  # raises its ShapeError
+    shape = tuple(self.shape[:-1]) + (1, self.shape[-1])
+    geometry = _geometry("max_pool2d", shape, 2, k, s, p, d, bool(ceil_mode))
+    want_grad = self.requires_grad and E.is_grad_enabled()
+    return _fused.run("max_pool1d", _max_pool1d_reference, _max_pool1d_forward,
+                      _max_pool1d_backward, (self,),
+                      (k, s, p, d, bool(ceil_mode), geometry, want_grad))
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
