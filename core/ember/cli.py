@@ -17,12 +17,14 @@ def _plugins(args) -> int:
         return 1
     for info in infos:
         state = ("disabled" if info.disabled else "SKIPPED" if info.error else
+                 "refused" if info.refused else
                  "unavailable" if info.unavailable else "loaded")
         print(f"{info.name:<16} {info.distribution} {info.version}  [{state}]")
         if info.error:
             print(f"    error: {info.error}")
-        if info.unavailable:
-            print(f"    why: {info.unavailable}")
+        for why in (info.refused, info.unavailable):
+            if why:
+                print(f"    why: {why}")
         for hook, items in info.registered.items():
             for item in items:
                 print(f"    {hook.removeprefix('ember_')}: {item}")

@@ -30,16 +30,26 @@ node runs the algorithm's backward; its own derivative is the generic
 every order of derivative works for every algorithm.
 
 ``explain(...)`` says which algorithm a call would use and why the others declined.
+
+Results are not trusted: each forward's output must be a backend array of
+``params.output_shape`` in the input's dtype, each backward's a ``(grad_input,
+grad_weight, grad_bias)`` of the input's, weight's and ``(out_channels,)`` shapes
+(``convolution_results.py``). An algorithm that returns anything else is refused for those
+convolution (one ``UserWarning`` naming it and what it returned; forward and backward
+alike, with or without bias), the call falls back to the next eligible algorithm, and
+``explain`` lists the refused one as declined with the reason.
 ``ConvParams``, ``make_params`` (its checks) and ``memory_format_of`` live in
 ``conv_params.py`` and are importable from here too.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 from ..errors import ShapeError
 from .conv_params import ConvParams, make_params, memory_format_of
+from .convolution_results import BadResult, Checked, array_problem
 
 __all__ = ["ConvParams", "Decline", "algorithms", "bias_grad", "explain", "Explanation",
            "select", "memory_format_of"]
@@ -70,6 +80,7 @@ _cache_generation = -1
 _CACHE_SIZE = 1024
 # (plugin generation, device type) -> (algorithms highest priority first, state functions)
 _registry: dict = {}
+_refused: dict = {}  # _refusal_key -> why an algorithm's result was refused (see the doc)
 
 
 def _registered(device_type: str | None) -> tuple:
@@ -85,6 +96,7 @@ def _registered(device_type: str | None) -> tuple:
     if found is None:
         if any(k[0] != manager.generation for k in _registry):
             _registry.clear()
+            _refused.clear()
         algos = sorted((a for a in manager.registered["ember_convolution_algorithms"]
                         if device_type is None or a.device_type == device_type),
                        key=lambda a: -a.priority)
@@ -109,11 +121,35 @@ def algorithms(device_type: str | None = None) -> list:
 def _verdict(algo, params: ConvParams):
     if algo.device_type != params.device_type:
         return Decline(f"runs on '{algo.device_type}', not '{params.device_type}'")
+    refused = _refused.get(_refusal_key(algo, params))
+    if refused is not None:
+        return Decline(refused)
     try:
         ok = algo.supports(params)
     except Exception as e:  # noqa: BLE001 - a faulty plugin must not break convolution
         return Decline(f"supports() raised {type(e).__name__}: {e}")
     return ok if isinstance(ok, Decline) or ok else Decline("supports() returned False")
+
+
+def _refusal_key(algo, params: ConvParams) -> tuple:
+    # NOTE: without the bias: the forward (bias or not) and the backward (always without)
+    # of one convolution share the refusal, so both directions and explain agree
+    return (algo.device_type, algo.name,
+            replace(params, has_bias=False) if params.has_bias else params)
+
+
+def _refuse(algo, params: ConvParams, why: str) -> None:
+    """Stop using ``algo`` for ``params``: it returned a wrong result (``why``). Warns once,
+    names it; ``select`` then picks the next eligible algorithm and ``explain`` says why."""
+    if len(_refused) >= _CACHE_SIZE:
+        _refused.clear()
+    _refused[_refusal_key(algo, params)] = f"{why}; refused, the next eligible algorithm ran"
+    _cache.clear()
+    warnings.warn(f"ember: convolution algorithm '{algo.name}' ({algo.device_type}) {why} "
+                  f"for {params.op_name()} with input {params.input_shape} and weight "
+                  f"{params.weight_shape}; falling back to the next eligible algorithm "
+                  f"(ember.backends.convolution.explain shows the choice)", UserWarning,
+                  stacklevel=4)
 
 
 def select(params: ConvParams):
@@ -291,16 +327,31 @@ def params_for(backend, input, weight, bias, stride, padding, dilation, transpos
 def install_kernels(backend) -> None:
     """Give ``backend`` the ``_convolution`` and ``convolution_backward`` kernels, which
     select among the registered algorithms (called when a backend registers)."""
-    xp = backend.xp
+    xp, array_type = backend.xp, backend.array_type
 
     def _convolution(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups, benchmark, deterministic, cudnn_enabled):
         p = params_for(backend, input, weight, bias, stride, padding, dilation, transposed,
                        output_padding, groups, benchmark, deterministic, cudnn_enabled)
         algo = select(p)
-        if p.groups > 1 and not algo.supports_groups:
-            return convolution_nogroup(algo, xp, input, weight, bias, p)
-        return algo.forward(input, weight, bias, p)
+        if p.groups == 1 or algo.supports_groups:   # the common case, checked inline
+            out = algo.forward(input, weight, bias, p)
+            if isinstance(out, array_type) and out.shape == p.output_shape and \
+                    out.dtype == input.dtype:
+                return out
+            why = array_problem(out, array_type, p.output_shape, input.dtype)
+            if why is None:
+                return out
+            _refuse(algo, p, f"its forward returned {why}")
+        while True:   # ends: each refusal removes one algorithm; select raises when none is left
+            algo = select(p)
+            checked = Checked(algo, array_type, input.dtype)
+            try:
+                if p.groups > 1 and not algo.supports_groups:
+                    return convolution_nogroup(checked, xp, input, weight, bias, p)
+                return checked.forward(input, weight, bias, p)
+            except BadResult as e:
+                _refuse(algo, p, str(e))
 
     def convolution_backward(grad_output, input, weight, stride, padding, dilation,
                              transposed, output_padding, groups, output_mask):
@@ -311,12 +362,19 @@ def install_kernels(backend) -> None:
                              f"{p.output_shape}, got {tuple(grad_output.shape)}")
         if grad_output.dtype != input.dtype:
             grad_output = grad_output.astype(input.dtype)
-        algo = select(p)
         mask = tuple(bool(m) for m in output_mask)
-        if p.groups > 1 and not algo.supports_groups:
-            got = convolution_nogroup_backward(algo, xp, grad_output, input, weight, p, mask)
-        else:
-            got = algo.backward(grad_output, input, weight, p, mask)
+        while True:   # ends as in _convolution
+            algo = select(p)
+            checked = Checked(algo, array_type, input.dtype)
+            try:
+                if p.groups > 1 and not algo.supports_groups:
+                    got = convolution_nogroup_backward(checked, xp, grad_output, input, weight,
+                                                       p, mask)
+                else:
+                    got = checked.backward(grad_output, input, weight, p, mask)
+                break
+            except BadResult as e:
+                _refuse(algo, p, str(e))
         # NOTE: outputs not asked for are zero views (no memory), never read by autograd
         shapes = (p.input_shape, p.weight_shape, (p.out_channels,))
         return tuple(r if r is not None else xp.broadcast_to(xp.zeros((), input.dtype), s)

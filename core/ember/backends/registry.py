@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import NoBackendError
+from ..errors import NoBackendError, PluginError
 from ..types import Device
 
 _backends: dict = {}
@@ -26,8 +26,15 @@ def register(backend) -> None:
     """Add ``backend`` (called by the plugin manager after it validated the backend).
 
     The core adds the kernels every backend shares: the convolution dispatcher
-    (``backends/convolution.py``), which picks among registered algorithms."""
+    (``backends/convolution.py``), which picks among registered algorithms. Raises
+    PluginError if another backend holds the name: one never silently replaces another
+    (``unregister`` it first)."""
     from .convolution import install_kernels
+    held = _backends.get(backend.name)
+    if held is not None and held is not backend:
+        raise PluginError(f"a backend named '{backend.name}' is already registered "
+                          f"({held.type_prefix}*Type); unregister('{backend.name}') first "
+                          f"to replace it")
     install_kernels(backend)
     _backends[backend.name] = backend
 
@@ -59,6 +66,8 @@ def plugin_hint(name: str) -> str:
             return f" {plugin} is installed but registered nothing: {info.unavailable.rstrip('.')}."
         if info.error:
             return f" {plugin} is installed but failed to load: {info.error.rstrip('.')}."
+        if info.refused:
+            return f" {plugin} is installed but was refused: {info.refused}."
     dist = KNOWN_PLUGINS.get(name)
     return f" Install it with `pip install {dist}`." if dist else ""
 

@@ -123,6 +123,7 @@ class GraphExecutor:
         self._reasons: list = []   # RecompileReason per miss after the first
         self._dropped = False      # a pipeline change dropped plans: the next miss says so
         self._failures: dict = {}
+        self._compiling: tuple = ("", set())   # (failure key, passes warned) of a compile
         self._fallback: Optional[ExecutionPlan] = None
         self._fallback_generation = -1
         # NOTE: reentrant so that record_recompile works from code a compile runs
@@ -191,6 +192,7 @@ class GraphExecutor:
             gen = _pipeline.generation()
             if self._fallback is None or self._fallback_generation != gen:
                 g = self.graph.copy()
+                self._compiling = ("fallback", set())   # for _skip_pass
                 try:
                     for p in _pipeline.stage_passes("required"):
                         g = self._run(p, g)
@@ -216,11 +218,13 @@ class GraphExecutor:
     # -- compiling -------------------------------------------------------------------------
     def compile_spec(self, spec: ArgumentSpec, inputs) -> ExecutionPlan:
         """Copy the graph, specialize its input types to ``spec`` and run the pipeline;
-        returns the plan. A pass that raises is reported (JitPassWarning) and the plan is
-        built from the graph after the required passes."""
+        returns the plan. A built-in pass that raises is reported (JitPassWarning) and the
+        plan is built from the graph after the required passes; a custom or plugin pass that
+        raises or breaks the graph is reported once and skipped (``pipeline.run_pass``)."""
         g = self.graph.copy()
         _specialize_types(g, spec)
         required = None
+        self._compiling = (str(spec), set())   # for _skip_pass
         try:
             for p in _pipeline.stage_passes("required"):
                 g = self._run(p, g)
@@ -252,9 +256,28 @@ class GraphExecutor:
             return _pipeline.run_pass(entry, g, inputs)
         except _pipeline.UserGraphError:
             raise  # the graph itself is wrong (an in-place write autograd forbids)
+        except _pipeline.CustomPassFailed as e:
+            self._skip_pass(e)
+            return e.fallback   # the graph from before the pass; the later passes still run
         except Exception as e:  # noqa: BLE001 - any pass fault falls back, named
             raise _PassFailed(f"pass '{entry.name}' ({entry.origin}, stage {entry.stage}) "
                               f"raised {type(e).__name__}: {e}") from e
+
+    def _skip_pass(self, e) -> None:
+        """Report a custom pass that failed (counted, in the debug state, warned once per
+        pass and compile) and go on without it."""
+        key, warned = self._compiling
+        if e.entry in warned:
+            return
+        warned.add(e.entry)
+        _count("pass_failures")
+        old = self._failures.get(key)
+        self._failures[key] = f"{old}; {e}" if old else str(e)
+        way_out = ("EMBER_DISABLE_PLUGINS" if e.entry.origin.startswith("plugin:") else
+                   "the PassHandle register_pass returned: handle.remove()")
+        warnings.warn(f"ember.jit: {e}; skipped it: the later passes run on the graph from "
+                      f"before it. Fix the pass or unregister it ({way_out})",
+                      _pipeline.JitPassWarning, stacklevel=6)
 
     def _autodiff(self, g):
         inlining = _inlining[0]

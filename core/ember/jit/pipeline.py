@@ -23,9 +23,12 @@ Stages (a custom pass registered for a stage runs where ``pipeline()`` shows it)
 
 A pass is ``fn(graph) -> None`` (in place) or ``fn(graph) -> Graph`` (a replacement).
 Register one with :func:`register_pass` or from a plugin through the ``ember_jit_passes``
-hook (``(stage, fn)`` pairs). A pass that raises is reported (``JitPassWarning``, naming
-it) and the plan is built from the graph after the required passes only: the function
-still runs, unoptimized.
+hook (``(stage, fn)`` pairs). After a custom or plugin pass the graph is linted and its
+inputs and outputs compared with those before it; a pass that raises or leaves a broken
+graph is reported once per compile (``JitPassWarning``, naming it and what it broke) and
+skipped: the pipeline goes on from a copy of the graph taken before it, with the later
+passes. A built-in pass that raises makes the plan fall back to the graph after the
+required passes only: the function still runs, unoptimized.
 
 ``EMBER_JIT_LOG=peephole,fuse_graph`` prints the graph after those passes (``all`` for
 every pass) to the ``ember.jit`` logger at INFO, and to stderr when that logger has no
@@ -255,11 +258,35 @@ def emit_log(log: logging.Logger, text: str) -> None:
         print(text, file=sys.stderr)
 
 
-def run_pass(entry: PassEntry, graph, inputs=None):
-    """Run one pass (with the call's ``inputs`` if it takes them); returns the graph (the
-    same, or the one the pass returned). Exceptions propagate to the caller, which names
-    the pass."""
-    args = (inputs, *_TAKES_INPUTS[entry.name]) if entry.takes_inputs else ()
+class CustomPassFailed(Exception):
+    """A custom or plugin pass raised or left a broken graph (raised by :func:`run_pass`).
+
+    ``fallback`` is a copy of the graph taken before the pass: the executor goes on from it
+    with the later passes. The message names the pass, its origin and stage, and what went
+    wrong."""
+
+    def __init__(self, entry: PassEntry, what: str, fallback):
+        super().__init__(f"pass '{entry.name}' ({entry.origin}, stage {entry.stage}) {what}")
+        self.entry = entry
+        self.fallback = fallback
+
+
+def _kinds(values) -> str:
+    return "(" + ", ".join(type(v.type).__name__ for v in values) + ")"
+
+
+def _signature_change(before, after) -> Optional[str]:
+    """How ``after`` takes other inputs or gives other outputs than ``before`` (counts and
+    kinds of type: a pass may refine a TensorType, not turn it into a list), else None."""
+    for side in ("inputs", "outputs"):
+        old, new = getattr(before, side), getattr(after, side)
+        if _kinds(old) != _kinds(new):
+            return (f"changed the graph's {side}: expected {len(old)} {side} of kinds "
+                    f"{_kinds(old)}, got {len(new)} of kinds {_kinds(new)}")
+    return None
+
+
+def _call(entry: PassEntry, graph, args):
     result = entry.fn(graph, *args)
     if result is not None and result is not graph:
         from .ir import Graph
@@ -267,6 +294,44 @@ def run_pass(entry: PassEntry, graph, inputs=None):
             raise TypeError(f"pass {entry.name} returned {type(result).__name__}; a pass "
                             f"returns None (changed in place) or a Graph")
         graph = result
+    return graph
+
+
+def _run_guarded(entry: PassEntry, graph, args):
+    """Run a custom or plugin pass on ``graph`` and check what it left: the graph must lint
+    and keep the kinds of its inputs and outputs. Raises CustomPassFailed carrying a copy
+    of the graph from before the pass; UserGraphError passes through."""
+    from .lint import JitLintError
+    before = graph.copy()
+    try:
+        after = _call(entry, graph, args)
+        problem = _signature_change(before, after)
+        after.lint()
+    except UserGraphError:
+        raise
+    except JitLintError as e:
+        raise CustomPassFailed(entry, f"left a graph that fails lint: {e}", before) from e
+    except Exception as e:  # noqa: BLE001 - a faulty pass must not disable the others
+        raise CustomPassFailed(entry, f"raised {type(e).__name__}: {e}", before) from e
+    if problem is not None:
+        raise CustomPassFailed(entry, problem, before)
+    return after
+
+
+def run_pass(entry: PassEntry, graph, inputs=None):
+    """Run one pass (with the call's ``inputs`` if it takes them); returns the graph (the
+    same, or the one the pass returned).
+
+    A built-in pass's exceptions propagate to the caller, which names the pass. A custom or
+    plugin pass is checked after it runs (``Graph.lint()``, the same kinds of inputs and
+    outputs); a failure raises :class:`CustomPassFailed` with a copy of the graph from
+    before the pass, so the caller can go on without it (PyTorch lints after every pass
+    in debug builds: ``GRAPH_DUMP`` / ``Graph::lint`` in ``graph_executor.cpp``)."""
+    args = (inputs, *_TAKES_INPUTS[entry.name]) if entry.takes_inputs else ()
+    if entry.origin == "builtin":
+        graph = _call(entry, graph, args)
+    else:
+        graph = _run_guarded(entry, graph, args)
     if log_enabled(entry.name):
         emit_log(logger, f"graph after {entry.name} ({entry.stage}):\n{graph}")
     return graph

@@ -1,4 +1,5 @@
-"""The hooks a plugin implements. Each returns a list; the core validates every item.
+"""The hooks a plugin implements. Each returns a list; the core validates every item and
+refuses a plugin whose item takes a key another plugin holds (``validation.KEYS``).
 
 A plugin is a module named by an entry point in group ``ember`` (``cpu =
 "ember_cpu.plugin"``) whose functions carry ``@ember.plugins.hookimpl``.
