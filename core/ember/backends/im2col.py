@@ -213,8 +213,14 @@ class Im2colConvolution:
         """``convolution_backward``: (grad_input, grad_weight, grad_bias), each None where
         ``output_mask`` is False."""
         xp = self.xp
-        plan = self._plan(params)
         need_input, need_weight, need_bias = output_mask
+        if input.size == 0 or grad_output.size == 0:  # an empty batch: zero gradients
+            def zeros(like, shape):
+                return xp.zeros(shape, dtype=like.dtype)
+            return (zeros(input, input.shape) if need_input else None,
+                    zeros(weight, weight.shape) if need_weight else None,
+                    zeros(weight, (params.output_shape[1],)) if need_bias else None)
+        plan = self._plan(params)
         w = self._weight(weight) if need_input else None
         gi = xp.empty(input.shape, dtype=input.dtype) if need_input else None
         gw = None

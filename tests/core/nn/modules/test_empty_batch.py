@@ -12,6 +12,12 @@ nn = E.nn
 
 CASES = {  # name -> (layer, input shape or kind, output shape)
     "Linear": (lambda: nn.Linear(4, 3), (0, 4), (0, 3)),
+    "Conv1d": (lambda: nn.Conv1d(2, 3, 3), (0, 2, 5), (0, 3, 3)),
+    "Conv2d": (lambda: nn.Conv2d(2, 3, 3, padding=1), (0, 2, 5, 5), (0, 3, 5, 5)),
+    "Conv2d-1x1": (lambda: nn.Conv2d(2, 3, 1), (0, 2, 5, 5), (0, 3, 5, 5)),
+    "Conv2d-groups": (lambda: nn.Conv2d(4, 6, 3, groups=2), (0, 4, 5, 5), (0, 6, 3, 3)),
+    "ConvTranspose2d": (lambda: nn.ConvTranspose2d(2, 3, 2), (0, 2, 4, 4), (0, 3, 5, 5)),
+    "Conv3d": (lambda: nn.Conv3d(1, 2, 2), (0, 1, 3, 3, 3), (0, 2, 2, 2, 2)),
     "Bilinear": (lambda: nn.Bilinear(4, 4, 3), "pair", (0, 3)),
     "MaxPool2d": (lambda: nn.MaxPool2d(2), (0, 2, 4, 4), (0, 2, 2, 2)),
     "AvgPool2d": (lambda: nn.AvgPool2d(2), (0, 2, 4, 4), (0, 2, 2, 2)),
