@@ -37,9 +37,9 @@ _MAX_VERDICTS = 4096   # cached supports() answers per algorithm (one per distin
 def nnpack_limits(params: ConvParams):
     """True where PyTorch's ``use_nnpack`` would have held, else a ``Decline`` saying which
     condition failed: CPU, float32/float64 (PyTorch: float32 only; the numpy port runs
-    float64 as well), 4-D NCHW input, not transposed, not dilated, kernel at most 16 and
-    padding smaller than the kernel in both dims. PyTorch's ``batch >= 16`` rule is
-    replaced by the measured crossovers of ``selection.py``."""
+    float64 as well), 4-D NCHW input, not transposed, not dilated, kernel at most 16,
+    padding smaller than the kernel in both dims, nothing empty. PyTorch's ``batch >= 16``
+    rule is replaced by the measured crossovers of ``selection.py``."""
     dtype = getattr(params.dtype, "name", str(params.dtype))
     if params.device_type != "cpu":
         return Decline(f"runs on cpu, not '{params.device_type}'")
@@ -56,6 +56,8 @@ def nnpack_limits(params: ConvParams):
         return Decline(f"kernel {kh}x{kw} larger than NNPACK's {MAX_KERNEL}x{MAX_KERNEL}")
     if params.padding[0] >= kh or params.padding[1] >= kw:
         return Decline(f"padding {params.padding} not smaller than the kernel {kh}x{kw}")
+    if 0 in params.input_shape or 0 in params.weight_shape:
+        return Decline("an empty input or weight (native im2col's case)")
     return True
 
 
