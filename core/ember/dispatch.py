@@ -378,6 +378,31 @@ def kernel_value_error(op: str, err: ValueError, operands: Sequence, names: Sequ
                       f"from the right, must be equal or 1; reshape or unsqueeze an operand")
 
 
+# numpy's words for a result whose size overflows the address space
+_TOO_BIG = ("array is too big", "Maximum allowed dimension exceeded",
+            "Maximum allowed size exceeded")
+
+
+def kernel_error(op: str, err: BaseException) -> BaseException:
+    """The error a wrapper raises for ``err``, a ValueError or MemoryError from op's kernel:
+    numpy's allocation failures get the op's name (MemoryError: "Unable to allocate 4.00
+    TiB for an array with shape (1099511627776,) and data type float32"; a ShapeError,
+    as PyTorch's "Storage size calculation overflowed", for a size beyond the address
+    space); any other ``err`` is returned unchanged (its cause kept)."""
+    msg = str(err)
+    if isinstance(err, MemoryError):
+        new = MemoryError(f"{op}(): can't allocate memory for the result: {msg}; pass "
+                          f"smaller sizes, a narrower dtype, or free memory")
+    elif any(w in msg for w in _TOO_BIG):
+        new = ShapeError(f"{op}(): the result is too large to address (numpy: "
+                         f"{msg.rstrip('.')}; storage size calculation overflowed); pass "
+                         f"smaller sizes")
+    else:
+        return err
+    new.__suppress_context__ = True  # raised in place of err: as `raise new from None`
+    return new
+
+
 # --- writes: out= and in-place -------------------------------------------------------------
 
 def _castable_result(op: str, dst_tensor, result, way_out: str):
@@ -400,7 +425,9 @@ def write_out(op: str, out, result):
 
     Follows PyTorch: the result dtype must be castable to ``out.dtype``; an ``out`` of the
     wrong shape is resized (reallocated), which detaches it from any base it viewed.
-    Raises DtypeError before writing anything if the cast is not allowed.
+    Raises DtypeError before writing anything if the cast is not allowed, RuntimeError
+    (``check_writable``'s) for an ``out`` that cannot be written: expanded, or sharing a
+    read-only numpy array.
     """
     if not isinstance(out, _Tensor):
         raise arg_error(op, "out", 0, "Tensor", out)
@@ -410,7 +437,11 @@ def write_out(op: str, out, result):
         out._data = result.astype(dst.numpy, copy=True)
         out._base = None
     else:
-        out._data[...] = result
+        try:
+            out._data[...] = result
+        except ValueError:  # NOTE: checked only on failure: numpy refused a read-only array
+            check_writable(op, out)
+            raise
     out._bump_version()
     return out
 
@@ -427,8 +458,10 @@ def check_writable(op: str, t) -> None:
             f"{list(a.shape)}, strides {list(t.stride())}). Please clone() the tensor before "
             f"performing the operation.")
     if not getattr(a.flags, "writeable", True):  # numpy only: CuPy arrays are always writable
-        raise RuntimeError(f"{op}(): the tensor is read-only (a view of an expand()-ed tensor, "
-                           f"or a read-only numpy array); clone() it before writing")
+        raise RuntimeError(f"{op}(): the written-to tensor is read-only: it shares the memory "
+                           f"of a read-only numpy array (from_numpy) or of an expand()-ed "
+                           f"tensor; clone() it before writing, or give from_numpy a "
+                           f"writable array (numpy.array(arr) copies it)")
 
 
 def write_inplace(op: str, self, result):
@@ -442,13 +475,22 @@ def write_inplace(op: str, self, result):
         check_writable(op, self)
     if result.__class__ is data.__class__ and result.shape == data.shape and \
             (result.dtype is data.dtype or result.dtype == data.dtype):  # the common case
-        data[...] = result
+        try:
+            data[...] = result
+        except ValueError:  # NOTE: checked only on failure: numpy refused a read-only array
+            check_writable(op, self)
+            raise
         vc = self._vc
         if vc is None:
             vc = self._version_counter()
         vc.value += 1
         return self
-    data[...] = check_inplace_result(op, self, result)
+    result = check_inplace_result(op, self, result)
+    try:
+        data[...] = result
+    except ValueError:
+        check_writable(op, self)
+        raise
     self._bump_version()
     return self
 

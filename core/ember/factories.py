@@ -23,7 +23,7 @@ from . import types as _t
 from .backends import registry as _registry
 from .backends.kernels.checked_cast import check_fits
 from .backends.kernels.copying import cast_scalar
-from .backends.kernels.factory import MAX_BYTES, allocation_error
+from .backends.kernels.factory import MAX_BYTES, allocation_error, size_overflow
 from .errors import ShapeError
 from .jit.tracing_state import STATE as _tracing
 from .random import backend_rng
@@ -111,6 +111,15 @@ def _size(size, fn: str) -> tuple:
     if _tracing.active:  # keep the trace's SymInts (check_int made them plain ints)
         out = tuple(s if hasattr(s, "_expr") else o for s, o in zip(size, out))
     return out
+
+
+def _check_count(op: str, n: int, dtype) -> None:
+    """Raise ``size_overflow``'s ShapeError when ``n`` elements of ``dtype`` overflow the
+    address space, before a kernel that would not fail on it (numpy's linspace raises
+    IndexError, its permutation returns an empty array)."""
+    err = size_overflow(op, (n,), dtype)
+    if err is not None:
+        raise err
 
 
 def _dtype(dtype, default=None) -> _t.ScalarType:
@@ -366,11 +375,12 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
                          f"(start={start}, end={end}, step={step})")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     st = _dtype(dtype, _t.int64 if all_int else None)
-    n = math.ceil((end - start) / step)  # how many values
+    n = (end - start) / step  # how many values (inf past the float range)
     if n * st.itemsize > MAX_BYTES:
         raise ShapeError(f"arange(): the range {start} -> {end} with step {step} has {n:.4g} "
                          f"elements, more than a tensor can hold (invalid size, possible "
                          f"overflow?); pass a larger step")
+    n = math.ceil(n)
     last = start + step * (n - 1)  # the last value made
     check_fits(np.array([start, last]), st.numpy, "arange")
     b, index = _target(device)
@@ -388,6 +398,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     steps = _d.check_int(steps, "linspace", "steps", 3)
     if steps < 0:
         raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
+    _check_count("linspace", steps, _dtype(dtype).numpy)
     if steps and isinstance(start, (int, float, np.number)) and \
             isinstance(end, (int, float, np.number)):
         check_fits(np.array([start, end] if steps > 1 else [start]), _dtype(dtype).numpy,
@@ -412,6 +423,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     steps = _d.check_int(steps, "logspace", "steps", 3)
     if steps < 0:
         raise ValueError(f"logspace(): number of steps must be non-negative, got {steps}")
+    _check_count("logspace", steps, _dtype(dtype).numpy)
     for n, v in (("start", start), ("end", end), ("base", base)):
         if _t.scalar_kind(v) is None:
             raise TypeError(f"logspace(): argument '{n}' must be a number, got "
@@ -507,6 +519,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     n = _d.check_int(n, "randperm", "n", 1)
     if n < 0:
         raise ValueError(f"randperm(): n must be non-negative, got {n}")
+    _check_count("randperm", n, np.int64)
     st = _dtype(dtype, _t.int64)
     if st is _t.bool_:
         raise NotImplementedError("randperm(): not implemented for bool (as PyTorch); use "

@@ -26,8 +26,20 @@ from __future__ import annotations
 
 import functools
 
+from .formulas import is_expandable_to
 from .function import Node, SavedVariable, gradient_edge, set_history
 from .grad_mode import STATE, no_grad
+
+
+def _only_tensors(what: str, tensors, err: type, allow_none: bool = False) -> None:
+    """Raise ``err`` for the first of ``tensors`` that is not a Tensor (nor None, where
+    ``allow_none``), in PyTorch's words: ``save_for_backward can only save variables, but
+    argument 0 is of type int``."""
+    from ..tensor import Tensor
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor) and not (allow_none and t is None):
+            raise err(f"{what}, but argument {i} is of type {type(t).__name__}; pass "
+                      f"Tensors (the inputs or outputs of forward()) one by one")
 
 
 class FunctionCtx:
@@ -35,11 +47,19 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Save tensors (inputs or outputs, or None) for ``backward``; each is checked for
-        in-place changes when ``saved_tensors`` is read."""
+        in-place changes when ``saved_tensors`` is read.
+
+        Raises TypeError for anything else (a number, a list: save those on ``ctx``
+        itself, ``ctx.k = 3``)."""
+        _only_tensors("save_for_backward can only save variables", tensors, TypeError, True)
         self.to_save = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
-        """Outputs that never get a gradient (indices, masks): they do not require grad."""
+        """Outputs that never get a gradient (indices, masks): they do not require grad.
+
+        Raises RuntimeError for an argument that is not a Tensor."""
+        _only_tensors("mark_non_differentiable only accepts variable arguments", tensors,
+                      RuntimeError)
         self.non_differentiable = set(map(id, tensors))
 
     def set_materialize_grads(self, value: bool) -> None:
@@ -48,7 +68,11 @@ class FunctionCtx:
         self.materialize_grads = value
 
     def mark_dirty(self, *tensors) -> None:
-        """In-place changes of inputs are not supported by custom Functions yet."""
+        """In-place changes of inputs are not supported by custom Functions yet.
+
+        Raises RuntimeError for an argument that is not a Tensor (as PyTorch), else
+        NotImplementedError."""
+        _only_tensors("mark_dirty can only accept variables", tensors, RuntimeError)
         raise NotImplementedError("mark_dirty(): in-place custom Functions are not supported; "
                                   "return a new tensor from forward()")
 
@@ -73,7 +97,7 @@ class BackwardCFunction(Node, FunctionCtx):
         self.non_differentiable = set()
         self.to_save = ()
         self._outputs_meta = ()
-        self._tensor_inputs = ()
+        self._input_meta = ()  # the shape of each Tensor argument, None for others
 
     def name(self) -> str:
         return type(self).__name__
@@ -97,12 +121,35 @@ class BackwardCFunction(Node, FunctionCtx):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {n}, got {len(out)}): return one per "
                                f"argument of forward(), None for non-Tensor arguments")
-        for i, (g, is_tensor) in enumerate(zip(out, self._tensor_inputs)):
-            if g is not None and not is_tensor:
+        self._check_gradients(out)
+        return tuple(g if e is not None else None for g, e in zip(out, self.next_functions))
+
+    def _check_gradients(self, out: tuple) -> None:
+        """Refuse what ``backward`` returned where it cannot be an input's gradient, as
+        PyTorch's ``validate_outputs`` does: a non-Tensor (a number, a string, an array), a
+        gradient for a non-Tensor input, a shape that does not sum to the input's (one
+        that does is summed by the engine). Other dtypes are cast by the engine."""
+        from ..tensor import Tensor
+        for i, (g, meta, e) in enumerate(zip(out, self._input_meta, self.next_functions)):
+            if g is None:
+                continue
+            if not isinstance(g, Tensor):
+                want = "None" if meta is None else \
+                    f"a Tensor of the input's shape {list(meta)}, or None for no gradient"
+                raise RuntimeError(f"function {self.name()} returned an invalid gradient at "
+                                   f"index {i} - expected Tensor or None (got "
+                                   f"{type(g).__name__}); return {want}")
+            if meta is None:
                 raise RuntimeError(f"function {self.name()} returned a gradient different "
                                    f"than None at position {i + 1}, but the corresponding "
                                    f"forward input was not a Tensor; return None there")
-        return tuple(g if e is not None else None for g, e in zip(out, self.next_functions))
+            if e is None:
+                continue  # the input needs no gradient: PyTorch checks only the type
+            shape = tuple(g.shape)
+            if shape != meta and not is_expandable_to(meta, shape):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
+                                   f"index {i} - got {list(shape)} but expected shape "
+                                   f"compatible with {list(meta)}")
 
     def release_variables(self) -> None:
         from .function import FREED
@@ -155,7 +202,8 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
             return result
         ctx.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else None
                                    for a in args)
-        ctx._tensor_inputs = tuple(isinstance(a, Tensor) for a in args)
+        ctx._input_meta = tuple(tuple(a.shape) if isinstance(a, Tensor) else None
+                                for a in args)
         inputs = {id(a) for a in args if isinstance(a, Tensor)}
         outs = []
         for o in outputs:

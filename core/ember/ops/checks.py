@@ -36,8 +36,8 @@ def no_bool(op: str, operands) -> None:
     for v in operands:  # NOTE: on every sub call: kept to attribute checks
         if v.__class__ is bool or getattr(v, "_type", _NOT_TENSOR).scalar_type is _t.bool_:
             n += 1
-    if n == 0:
-        return
+    if n == 0 or any(v is None for v in operands):
+        return  # (a None operand: the wrapper's TypeError for it comes next, as PyTorch's)
     if n == 2:
         raise RuntimeError(f"{op}(): subtraction, the `-` operator, with two bool tensors is "
                            f"not supported; use the `^` or logical_xor() operator instead")

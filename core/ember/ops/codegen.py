@@ -8,16 +8,25 @@
             alpha = _check_scalar(alpha, 'add', 'alpha', 3)
         if self.__class__ is _Tensor and other.__class__ is _Tensor and self._type is other._type:
             _T = self._type; _a_self = self._data; _a_other = other._data
-        else:
+        else:  # (the slow path: None, a number of a higher category, mixed Types)
+            if self is None: _check_tensor(self, 'add', 'self', 1)
+            if other is None: _check_tensor(other, 'add', 'other', 2)
             _T, (_a_self, _a_other) = _promote('add', 'common', (self, other), ('self', 'other'))
-        _r = _T.kernels['add'](_a_self, _a_other, alpha)
+        try:
+            _r = _T.kernels['add'](_a_self, _a_other, alpha)
+        except ValueError as _e:  # names the op, the operands and their shapes
+            raise _value_error('add', _kernel_error('add', _e), (self, other), ...) from None
+        except MemoryError as _e:  # numpy's "Unable to allocate", with the op's name
+            raise _kernel_error('add', _e)
         if out is not None:
             return _write_out('add', out, _r)
         return _wrap(_r, _T.backend)
 
 Python binds the arguments (so a bad keyword gives Python's own message); the generated
 checks give PyTorch-style type errors, and each skips its call for a value it would return
-unchanged (a default, a plain number, a Tensor); nothing is looked up by name at call time
+unchanged (a default, a plain number, a Tensor); None for a required Tensor is looked for
+only where the all-Tensor fast paths were not taken (or, in a composite, once it failed),
+so a correct call pays nothing for it; nothing is looked up by name at call time
 except the kernel, which the Type caches. ``source_of(name)`` returns the text for a reader;
 ``runtime.py`` holds what the wrappers call.
 """
@@ -123,6 +132,19 @@ def _self_guard(nf: NativeFunction, op: str) -> list[str]:
     pos = 1 + [a.name for a in args].index("self")
     return [f"if self.__class__ is not _Tensor and not _isinstance(self, _Tensor): "
             f"raise _self_error({op!r}, self, {pos}, {len(args) > pos})"]
+
+
+def _none_checks(schema: FunctionSchema, names, op: str) -> list[str]:
+    """Source lines that refuse None for the promoted arguments among ``names`` that are
+    required Tensors (``add(x, None)``, ``where(c, x, None)``), with the argument's
+    TypeError (``add(): argument 'other' (position 2) must be Tensor, not NoneType``).
+
+    Promotion lets None through for optional Tensors (``clamp(x, None, 1)``), so a
+    required one must be refused before it; the lines go where the wrappers reach
+    promotion (after their all-Tensor fast paths), so a Tensor pays nothing for them."""
+    return [f"if {a.name} is None: _check_tensor({a.name}, {op!r}, {a.name!r}, {pos})"
+            for pos, a in enumerate(schema.arguments, 1)
+            if a.name in names and a.type.is_tensor and not a.type.optional]
 
 
 def _one_type_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:
@@ -294,9 +316,12 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
         operands = "".join(a + ", " for a in nf.promote_args)
         body.append(f"_checks[{nf.check!r}]({op!r}, ({operands}))")
     guard = _self_guard(nf, op)
+    nones: list[str] = []  # a composite looks for None only when it fails (see below)
     if nf.promote and nf.dispatch == "composite":
         body += guard  # the ops inside the composite promote; its promote_args may be numbers
+        nones = _none_checks(schema, nf.promote_args, op)
     elif nf.promote:
+        guard = _none_checks(schema, nf.promote_args, op) + guard  # None: before promotion
         names = list(nf.promote_args)
         if len(names) == 1 and next(a for a in schema.arguments
                                     if a.name == names[0]).type.is_tensor_list:
@@ -376,7 +401,12 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
     if nf.dispatch == "composite":
         cname = nf.kernel_name
         cargs = ", ".join(a.name for a in schema.arguments)
-        body.append(f"_res = _composite[{cname!r}]({cargs})")
+        call = f"_res = _composite[{cname!r}]({cargs})"
+        if nones:  # NOTE: try costs nothing until it raises: None is looked for only then
+            body += ["try:", f"    {call}", "except Exception:", *("    " + c for c in nones),
+                     "    raise"]
+        else:
+            body.append(call)
         if inplace:  # the composite recorded its graph: copy_ keeps it for autograd
             body += [f"if _res._requires_grad: return _composite_inplace({op!r}, self, _res)",
                      f"return _write_inplace({op!r}, self, _res._data)"]
@@ -404,14 +434,17 @@ def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str
             body.append(f"_check_writable({op!r}, self)")
         if inplace:
             body += _into_path(nf, rg, promoted)
+        # NOTE: try costs nothing in CPython 3.11+ until it raises.
+        body += ["try:", f"    {call}"]
         if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
-            # NOTE: try costs nothing in CPython 3.11+ until it raises.
             ops_ = ", ".join(a.name for a in tensors)
-            body += ["try:", f"    {call}", "except ValueError as _e:",
-                     f"    raise _value_error({op!r}, _e, ({ops_},), "
-                     f"{tuple(a.name for a in tensors)!r}) from None"]
+            body += ["except ValueError as _e:",
+                     f"    raise _value_error({op!r}, _kernel_error({op!r}, _e), ({ops_},), "
+                     f"{tuple(a.name for a in tensors)!r}) from None",
+                     "except MemoryError as _e:"]
         else:
-            body.append(call)
+            body.append("except (ValueError, MemoryError) as _e:")
+        body.append(f"    raise _kernel_error({op!r}, _e)")  # (the same _e keeps its cause)
         if inplace:
             if rg:
                 body += [f"if ({rg}) and _gm.enabled:",

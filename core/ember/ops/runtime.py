@@ -57,6 +57,7 @@ def namespace() -> dict:
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
         "_to_device_of": to_device_of,
         "_gen": _generator_arg, "_value_error": _d.kernel_value_error,
+        "_kernel_error": _d.kernel_error,
         "_composite": composite.COMPOSITES, "_len": len,
         "_isinstance": isinstance, "_int": int, "_float": float, "_str": str, "_tuple": tuple,
         "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0}, "_enumerate": enumerate,

@@ -381,8 +381,8 @@ def test_gradient_of_wrong_shape_raises():
     F = times_two(lambda ctx, g: E.ones(4, dtype=E.float64))
 
     with pytest.raises(RuntimeError, match=r"Function FBackward returned an invalid gradient "
-                                           r"- got shape \[4\] but expected shape compatible "
-                                           r"with \[3\]"):
+                                           r"at index 0 - got \[4\] but expected shape "
+                                           r"compatible with \[3\]"):
         F.apply(leaf()).sum().backward()
 
 

@@ -186,9 +186,9 @@ def test_no_input_requiring_grad_raises():
 def test_wrong_gradient_shape_is_reported():
     Flat = times_two(lambda ctx, g: (g * 2.0).sum(0), "Flat")  # (3,) for a (2, 3) input
 
-    with pytest.raises(RuntimeError, match=r"FlatBackward returned an invalid gradient - got "
-                                           r"shape \[3\] but expected shape compatible with "
-                                           r"\[2, 3\]"):
+    with pytest.raises(RuntimeError, match=r"FlatBackward returned an invalid gradient at "
+                                           r"index 0 - got \[3\] but expected shape "
+                                           r"compatible with \[2, 3\]"):
         gradcheck(Flat.apply, (leaf((2, 3)),))
 
 

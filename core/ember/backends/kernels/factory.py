@@ -1,12 +1,19 @@
 """Factory kernels: make new arrays from sizes, values and random generators.
 
 ``dtype`` arguments are numpy dtypes; ``rng`` is the backend generator object that
-``ember.random`` hands out (``numpy.random.Generator`` on cpu).
+``ember.random`` hands out (``numpy.random.Generator`` on cpu). ``allocation_error`` turns
+what an allocation raises (numpy's "array is too big", MemoryError) into an error naming
+the op, the size and the bytes.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np  # dtype facts only; arrays go through xp
+
+from ...errors import ShapeError
+
+MAX_BYTES = int(np.iinfo(np.intp).max)  # the largest array numpy (and PyTorch) can index
 
 _EXACT_F32 = 1 << 24  # float32 holds every integer up to here
 _EXACT = {4: _EXACT_F32, 8: 1 << 53}  # by itemsize: floats that hold every integer to here
@@ -19,6 +26,56 @@ def _compute_dtype(dtype):
     if dt == np.float32 or dt == np.float16 or dt.name == "bfloat16":
         return np.dtype(np.float32)
     return None
+
+
+def _human(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.2f} {unit}" if unit != "bytes" else f"{nbytes} bytes"
+        nbytes /= 1024
+    return ""
+
+
+def size_overflow(op: str, size, dtype) -> ShapeError | None:
+    """The ShapeError for a ``size``-shaped array of ``dtype`` whose bytes overflow the
+    address space (PyTorch: "Storage size calculation overflowed"), or None if they fit.
+    Factories whose kernels would not fail on such a size check it first (numpy's
+    ``permutation(2 ** 63)`` returns an empty array)."""
+    dt = np.dtype(dtype)
+    size = [int(s) for s in size]
+    numel = math.prod(size)
+    if numel * dt.itemsize <= MAX_BYTES and all(s <= MAX_BYTES for s in size):
+        return None
+    return ShapeError(f"{op}(): size {size} of {dt.name} is too large: {numel} elements of "
+                      f"{dt.itemsize} bytes overflow the largest tensor ({MAX_BYTES} bytes) "
+                      f"(storage size calculation overflowed); pass a smaller size")
+
+
+def allocation_error(op: str, size, dtype, err: BaseException) -> BaseException:
+    """The error to raise for ``err``, a ValueError or MemoryError that allocating a
+    ``size``-shaped array of ``dtype`` raised inside factory ``op``'s kernel.
+
+    A size whose bytes overflow the address space (numpy: "array is too big", "Maximum
+    allowed dimension exceeded"; PyTorch: "Storage size calculation overflowed") gives a
+    ShapeError (a RuntimeError and ValueError), one that does not fit in memory a
+    MemoryError (PyTorch: "can't allocate memory: you tried to allocate N bytes"), each
+    naming ``op``, the size, the element count and the bytes. Any other ``err`` (a
+    ValueError about values) is returned unchanged.
+    """
+    dt = np.dtype(dtype)
+    size = [int(s) for s in size]
+    nbytes = math.prod(size) * dt.itemsize
+    what = f"size {size} of {dt.name}"
+    if any(s < 0 for s in size):
+        return ShapeError(f"{op}(): negative dimension in {what}; sizes must be >= 0")
+    overflow = size_overflow(op, size, dt)
+    if overflow is not None:
+        return overflow
+    if isinstance(err, MemoryError):
+        return MemoryError(f"{op}(): can't allocate memory: you tried to allocate {nbytes} "
+                           f"bytes ({_human(nbytes)}) for {what}; pass a smaller size, a "
+                           f"narrower dtype, or free memory")
+    return err
 
 
 def kernels(xp) -> dict:

@@ -22,6 +22,29 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 __all__ = ["DataLoader"]
 
 
+def _check_arguments(dataset, iterable: bool, sampler, batch_sampler, collate_fn) -> None:
+    """Refuse, when the loader is made, what would fail only on iteration with a message
+    about ``__getitem__`` or ``len()`` (``DataLoader(None)``)."""
+    cls = type(dataset)
+    if not iterable and not hasattr(cls, "__getitem__"):
+        raise TypeError(f"DataLoader(): expected a dataset with __getitem__ and __len__ (a "
+                        f"Dataset, TensorDataset or list) or an IterableDataset, got "
+                        f"{cls.__name__}; wrap tensors in TensorDataset(x, y)")
+    if not iterable and sampler is None and batch_sampler is None and \
+            not hasattr(cls, "__len__"):
+        raise TypeError(f"DataLoader(): the dataset ({cls.__name__}) has no __len__, which "
+                        f"the default sampler needs; define __len__, pass a sampler, or "
+                        f"make it an IterableDataset")
+    if collate_fn is not None and not callable(collate_fn):
+        raise TypeError(f"DataLoader(): collate_fn must be callable (samples -> batch), got "
+                        f"{type(collate_fn).__name__}")
+    for name, value in (("sampler", sampler), ("batch_sampler", batch_sampler)):
+        if value is not None and not hasattr(value, "__iter__"):
+            raise TypeError(f"DataLoader(): {name} must be an iterable of "
+                            f"{'index lists' if name == 'batch_sampler' else 'indices'}, "
+                            f"got {type(value).__name__}")
+
+
 class DataLoader:
     """Batches of ``dataset``, in the order of a sampler.
 
@@ -43,7 +66,9 @@ class DataLoader:
     count its ``__len__`` implies).
     Raises ValueError for mutually exclusive options (as PyTorch) or a negative
     ``num_workers``, NotImplementedError for ``num_workers > 0``, TypeError for a
-    ``generator`` that is not an ``ember.Generator``.
+    ``generator`` that is not an ``ember.Generator``, for a ``dataset`` that is neither
+    map-style nor an IterableDataset (None, a number), for a ``collate_fn`` that is not
+    callable and a ``sampler`` or ``batch_sampler`` that is not iterable.
     Reference: torch.utils.data.DataLoader.
     """
 
@@ -61,6 +86,7 @@ class DataLoader:
                 f"implemented in ember; use num_workers=0 (the default), which loads "
                 f"batches in the main process")
         iterable = isinstance(dataset, IterableDataset)
+        _check_arguments(dataset, iterable, sampler, batch_sampler, collate_fn)
         if iterable:
             for name, value in (("shuffle", shuffle), ("sampler", sampler),
                                 ("batch_sampler", batch_sampler)):
