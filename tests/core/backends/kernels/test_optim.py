@@ -97,16 +97,17 @@ def test_fused_true_refuses_before_changing_anything():
     assert not opt.state.get(a)
 
 
-def test_a_gradient_of_another_dtype_falls_back():
-    p = E.tensor([1.0, 2.0]).requires_grad_()
-    q = E.tensor([1.0, 2.0]).requires_grad_()
-    p.grad = E.tensor([0.5, -0.5], dtype=E.float64)
-    q.grad = E.tensor([0.5, -0.5], dtype=E.float64)
-    Adam([p], lr=0.1).step()
-    Adam([q], lr=0.1, fused=False).step()
-    np.testing.assert_array_equal(to_np(p), to_np(q))
-    with pytest.raises(RuntimeError, match="gradient is a CPUDoubleType"):
-        Adam([p], fused=True).step()
+def test_a_gradient_of_another_dtype_is_refused_before_any_update():
+    # (issue 35: .grad must have its tensor's dtype, so the kernels never see another)
+    p = E.nn.Parameter(E.tensor([1.0, 2.0]))
+    with pytest.raises(E.DtypeError, match="different type"):
+        p.grad = E.tensor([0.5, -0.5], dtype=E.float64)
+    p.grad = E.tensor([0.5, -0.5])
+    p.data = p.data.double()  # replaced after backward: the gradient no longer fits
+    for fused in (None, False, True):
+        with pytest.raises(E.DtypeError, match="parameter 0 of param group 0"):
+            Adam([p], lr=0.1, fused=fused).step()
+    assert p.tolist() == [1.0, 2.0]
 
 
 def test_fused_must_be_a_bool_or_none():
