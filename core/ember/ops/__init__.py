@@ -26,14 +26,15 @@ def install(namespace: dict, tensor_cls) -> dict:
     methods: dict[str, list] = {}
     for nf in FUNCTIONS:
         gen = codegen.wrapper_name(nf)
-        overloads.record_overload(gen, nf.schema, nf.promote_args)
+        overloads.record_overload(gen, nf.schema, nf.promote_args, nf.number_self)
         if "function" in nf.variants:
             functions.setdefault(nf.name, []).append(compiled[gen])
         if "method" in nf.variants:
             methods.setdefault(nf.name, []).append(compiled[gen])
         if nf.inplace_schema is not None:
             gen_ = codegen.wrapper_name(nf, inplace=True)
-            overloads.record_overload(gen_, nf.inplace_schema, nf.promote_args)
+            overloads.record_overload(gen_, nf.inplace_schema, nf.promote_args,
+                                          nf.number_self)
             methods.setdefault(nf.name + "_", []).append(compiled[gen_])
     out = {}
     for table, put in ((functions, namespace.__setitem__),

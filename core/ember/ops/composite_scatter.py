@@ -147,3 +147,32 @@ def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
 @composite("diagonal_scatter")
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     return _replace("diagonal_scatter", self, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+# scatter(..., reduce=): PyTorch's older API, scatter_reduce with include_self=True
+_LEGACY_REDUCE = {"add": "sum", "multiply": "prod"}
+
+
+def _legacy_reduce(reduce: str) -> str:
+    if reduce not in _LEGACY_REDUCE:
+        raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
+                           f"{reduce!r}; use scatter_reduce for 'sum', 'prod', 'mean', "
+                           f"'amax' or 'amin'")
+    return _LEGACY_REDUCE[reduce]
+
+
+@composite("scatter.reduce")
+def scatter_reduce_legacy(self, dim, index, src, reduce):
+    how = _legacy_reduce(reduce)
+    if src.dtype is not self.dtype:
+        raise DtypeError(f"scatter(): Expected self.dtype to be equal to src.dtype, got "
+                         f"(self) {self.dtype} and (src) {src.dtype}; convert src with "
+                         f".to({self.dtype})")
+    return E.scatter_reduce(self, dim, index, src, how, include_self=True)
+
+
+@composite("scatter.value_reduce")
+def scatter_value_reduce(self, dim, index, value, reduce):
+    how = _legacy_reduce(reduce)
+    src = E.full(index.shape, value, device=self.device).to(self.dtype)
+    return E.scatter_reduce(self, dim, index, src, how, include_self=True)

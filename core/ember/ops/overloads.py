@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 
 from .. import dispatch as _d
+from ..types import ScalarType
 from .schema import FunctionSchema
 
 
@@ -27,6 +28,8 @@ def _kind_ok(kind, value) -> bool:
         return not (is_tensor or isinstance(value, (list, tuple, str)))
     if kind == "str":
         return isinstance(value, str)
+    if kind == "dtype":
+        return isinstance(value, ScalarType)
     if kind == "tensor_or_number":
         return not isinstance(value, (str, list, tuple))
     return True
@@ -136,7 +139,8 @@ _ARG_KIND: dict = {}
 _OVERLOAD_SCHEMA: dict = {}
 
 
-def record_overload(fn_name: str, schema: FunctionSchema, promote_args=None) -> None:
+def record_overload(fn_name: str, schema: FunctionSchema, promote_args=None,
+                    number_self=False) -> None:
     """Remember which parameters of an overload must (not) be Tensors, for dispatching.
 
     ``promote_args`` (the op's promoted Tensor arguments, if known) tells which Tensor
@@ -145,8 +149,11 @@ def record_overload(fn_name: str, schema: FunctionSchema, promote_args=None) -> 
     """
     _OVERLOAD_SCHEMA[fn_name] = str(schema)
     for a in schema.arguments:
-        if a.type.is_tensor and not a.type.optional and (
-                a.name == "self" or (promote_args is not None and a.name not in promote_args)):
+        if a.type.base == "ScalarType" and not a.type.optional and not a.type.is_list:
+            _ARG_KIND[fn_name, a.name] = "dtype"  # x.view(ember.int32) versus x.view(6)
+        elif a.type.is_tensor and not a.type.optional and (
+                (a.name == "self" and not number_self) or
+                (promote_args is not None and a.name not in promote_args)):
             _ARG_KIND[fn_name, a.name] = "tensor"
         elif a.type.base == "str" and not a.type.is_list:
             _ARG_KIND[fn_name, a.name] = "str"  # norm(x, 'fro') versus norm(x, 2)

@@ -10,7 +10,7 @@ One module per concept, every helper re-exported here (``formulas.sum_to``):
 helpers), ``_reduction`` (reductions, scans, softmax), ``_pointwise``, ``_shape`` (shape
 and view ops), ``_indexing``, ``_linalg`` (``matmul``, ``einsum``, torch.linalg's
 solve, cholesky, qr, eigh, svd), ``_linalg_solvers`` (LU, triangular solves, lstsq,
-matrix_exp), ``_logscan`` (logcumsumexp).
+matrix_exp), ``_logscan`` (logcumsumexp), ``_strided`` (unfold, as_strided).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from ._pointwise import (atan2_backward, clamp_backward, clamp_backward_max,
 from ._shape import (cat_backward, expand_backward, narrow_backward, permute_backward,
                      repeat_backward, roll_backward, select_backward, split_backward,
                      squeeze_backward, unbind_backward)
+from ._strided import as_strided_backward, unfold_backward
 from ._indexing import (gather_backward, index_backward, index_put_self_backward,
                         index_put_values_backward, index_select_backward,
                         take_along_dim_backward)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ...errors import ShapeError
+from . import strided
 
 
 def infer_size(shape, numel: int, op: str) -> tuple:
@@ -253,7 +254,7 @@ def kernels(xp) -> dict:
             "t": t, "expand": expand, "squeeze": squeeze, "unsqueeze": unsqueeze,
             "flatten": flatten, "unflatten": unflatten, "narrow": narrow, "select": select,
             "split": split, "split.sizes": split_sizes, "chunk": chunk, "unbind": unbind,
-            "contiguous": contiguous}
+            "contiguous": contiguous, **strided.kernels(xp)}  # unfold, _as_strided
 
 
 def _numpy_expand(a, shape):
