@@ -62,6 +62,17 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, check_dtype
                                atol=atol if atol is not None else a, equal_nan=True)
 
 
+def ulp_error32(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """|got - ref| in float32 ulps of the float64 reference ``ref`` (the subnormal ulp at
+    least; 0 where both round alike or both are NaN): the measure of the float32 kernels'
+    stated error bounds."""
+    ref32 = ref.astype(np.float32)
+    ulp = np.maximum(np.spacing(np.abs(ref32)).astype(np.float64), 2.0 ** -149)
+    err = np.abs(got.astype(np.float64) - ref) / ulp
+    err[(got == ref32) | (np.isnan(got) & np.isnan(ref32))] = 0.0
+    return err
+
+
 def make(shape, dtype, low=-3.0, high=3.0, seed=0):
     """A deterministic test tensor of ``shape``/``dtype`` and its float64 numpy twin."""
     rng = np.random.default_rng(seed)

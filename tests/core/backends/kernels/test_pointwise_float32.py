@@ -7,6 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import ulp_error32
 
 import ember
 from ember.backends.kernels import pointwise_float32 as F
@@ -35,15 +36,6 @@ def _float32_walk(hi: float, step: int) -> np.ndarray:
     return np.concatenate([pos, -pos, [np.float32(hi), np.float32(-hi)]])
 
 
-def _ulp_error(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """|got - ref| in float32 ulps of ref (0 where both round alike or both are NaN)."""
-    ref32 = ref.astype(np.float32)
-    ulp = np.maximum(np.spacing(np.abs(ref32)).astype(np.float64), 2.0 ** -149)
-    err = np.abs(got.astype(np.float64) - ref) / ulp
-    err[(got == ref32) | (np.isnan(got) & np.isnan(ref32))] = 0.0
-    return err
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_formula_within_stated_ulps_of_float64(name):
     ref_fn, (lo, hi), bound = CASES[name]
@@ -55,7 +47,7 @@ def test_formula_within_stated_ulps_of_float64(name):
         ref = ref_fn(x.astype(np.float64))
     assert got.dtype == np.float32 and got.shape == x.shape
     assert np.array_equal(np.isnan(got), np.isnan(ref.astype(np.float32)))
-    err = _ulp_error(got, ref)
+    err = ulp_error32(got, ref)
     worst = int(np.argmax(err))
     assert err[worst] <= bound, (x[worst], got[worst], ref[worst])
     # -0.0 keeps its sign where the function is odd
@@ -120,7 +112,7 @@ def test_binary_formula_within_stated_ulps(name, scale):
         ref = ref_fn(a.astype(np.float64), b.astype(np.float64))
     assert np.array_equal(np.isnan(got), np.isnan(ref))
     if name == "atan2":
-        err = _ulp_error(got, ref)
+        err = ulp_error32(got, ref)
         signs = np.signbit(got) == np.signbit(ref)       # atan2(-0.0, x) keeps the sign
         assert signs.all()
     else:

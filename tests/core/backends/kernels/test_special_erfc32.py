@@ -6,6 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import ulp_error32
 import scipy.special as sp
 
 import ember
@@ -32,16 +33,6 @@ def _walk(lo: float, hi: float, step: int) -> np.ndarray:
     return x[(x >= lo) & (x <= hi)]
 
 
-def _ulp_error(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """|got - ref| in float32 ulps of ref (subnormal ulp at least; 0 where both round
-    alike or both are NaN)."""
-    ref32 = ref.astype(np.float32)
-    ulp = np.maximum(np.spacing(np.abs(ref32)).astype(np.float64), 2.0 ** -149)
-    err = np.abs(got.astype(np.float64) - ref) / ulp
-    err[(got == ref32) | (np.isnan(got) & np.isnan(ref32))] = 0.0
-    return err
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_within_stated_ulps_of_float64(name):
     fn, ref_fn, (lo, hi), bound = CASES[name]
@@ -50,7 +41,7 @@ def test_within_stated_ulps_of_float64(name):
     ref = ref_fn(x.astype(np.float64))
     assert got.dtype == np.float32 and got.shape == x.shape
     assert np.array_equal(np.isnan(got), np.isnan(ref))
-    err = _ulp_error(got, ref)
+    err = ulp_error32(got, ref)
     worst = int(np.argmax(err))
     assert err[worst] <= bound, (x[worst], got[worst], ref[worst])
 
