@@ -1,6 +1,8 @@
 """``Adadelta`` (``torch.optim.Adadelta``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .optimizer import Optimizer, check_hparam
 
 __all__ = ["Adadelta"]
@@ -20,11 +22,13 @@ class Adadelta(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: coefficient that scales ``d``, >= 0 (default 1.0).
+        lr: coefficient that scales ``d``, >= 0 (default 1.0); a float or a one-element Tensor.
         rho: decay of the running averages, in [0, 1] (default 0.9).
         eps: added inside both square roots, >= 0 (default 1e-6).
         weight_decay: L2 penalty, >= 0 (default 0).
         maximize: ascend the objective instead of descending it.
+        foreach, capturable, differentiable: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int), ``"square_avg"`` (``v``) and ``"acc_delta"``
     (``u``), both of the parameter's shape and dtype.
@@ -38,15 +42,18 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0, *, maximize: bool = False) -> None:
-        check_hparam("lr", lr, label="learning rate")
+                 weight_decay: float = 0, foreach: Optional[bool] = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         check_hparam("rho", rho)
         if rho > 1.0:
             raise ValueError(f"Invalid rho value: {rho}; expected rho in [0, 1]")
         check_hparam("eps", eps, label="epsilon value")
         check_hparam("weight_decay", weight_decay)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
-                    "maximize": maximize}
+                    "maximize": maximize, "capturable": capturable, "foreach": foreach,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:

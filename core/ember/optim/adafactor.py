@@ -1,6 +1,8 @@
 """``Adafactor``: Adam-like steps with a factored second moment (``torch.optim.Adafactor``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import math
 
 from ..type_info import finfo
@@ -32,13 +34,16 @@ class Adafactor(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: the cap on the relative step size rho, >= 0 (default 1e-2).
+        lr: the cap on the relative step size rho, >= 0 (default 1e-2); a float or a
+            one-element Tensor.
         beta2_decay: the power of t giving 1 - beta2_t, <= 0 (default -0.8).
         eps: (eps1, eps2): eps1 floors the variance (None: ``finfo(p.dtype).eps``), eps2
             floors the parameter's RMS in the step size; both >= 0 (default (None, 1e-3)).
         d: clipping threshold on the update's RMS, >= 1 (default 1).
         weight_decay: decoupled weight decay, >= 0 (default 0).
         maximize: ascend the objective instead of descending it.
+        foreach: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int) and either ``"row_var"`` (..., R, 1) and
     ``"col_var"`` (..., 1, C) for parameters of 2+ dims, or ``"variance"`` (the
@@ -54,10 +59,10 @@ class Adafactor(Optimizer):
 
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps=(None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
-                 maximize: bool = False) -> None:
+                 foreach: Optional[bool] = None, maximize: bool = False) -> None:
         if not isinstance(eps, (tuple, list)) or len(eps) != 2:
             raise TypeError(f"eps must be a pair (eps1 or None, eps2), got {eps!r}")
-        check_hparam("lr", lr, label="learning rate")
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         check_hparam("beta2_decay", beta2_decay, low=float("-inf"))
         if beta2_decay > 0:
             raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
@@ -67,7 +72,7 @@ class Adafactor(Optimizer):
         check_hparam("d", d, low=1.0, label="clipping threshold d")
         check_hparam("weight_decay", weight_decay)
         defaults = {"lr": lr, "beta2_decay": beta2_decay, "eps": tuple(eps), "d": d,
-                    "weight_decay": weight_decay, "maximize": maximize}
+                    "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:

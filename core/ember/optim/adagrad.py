@@ -1,6 +1,8 @@
 """``Adagrad`` (``torch.optim.Adagrad``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from ..factories import full_like
 from .optimizer import Optimizer, check_hparam
 
@@ -20,12 +22,14 @@ class Adagrad(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 1e-2).
+        lr: learning rate, >= 0 (default 1e-2); a float or a one-element Tensor.
         lr_decay: learning-rate decay per step, >= 0 (default 0).
         weight_decay: L2 penalty, >= 0 (default 0).
         initial_accumulator_value: starting value of ``s``, >= 0 (default 0).
         eps: added to the denominator, >= 0 (default 1e-10).
         maximize: ascend the objective instead of descending it.
+        foreach, differentiable, fused: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int) and ``"sum"`` (``s``, the parameter's shape and
     dtype). As in PyTorch it is created when a parameter joins the optimizer, not at its
@@ -42,16 +46,18 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
-                 initial_accumulator_value: float = 0, eps: float = 1e-10, *,
-                 maximize: bool = False) -> None:
-        check_hparam("lr", lr, label="learning rate")
+                 initial_accumulator_value: float = 0, eps: float = 1e-10,
+                 foreach: Optional[bool] = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: Optional[bool] = None) -> None:
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         check_hparam("lr_decay", lr_decay)
         check_hparam("weight_decay", weight_decay)
         check_hparam("initial_accumulator_value", initial_accumulator_value)
         check_hparam("eps", eps, label="epsilon value")
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
-                    "maximize": maximize}
+                    "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group: dict) -> None:
@@ -79,4 +85,4 @@ class Adagrad(Optimizer):
             clr = lr / (1 + (step - 1) * lr_decay)
             state_sum = state["sum"]
             state_sum.add_(grad * grad)
-            p.add_(grad / state_sum.sqrt().add_(eps), alpha=-clr)
+            p.add_(grad / (state_sum.sqrt() + eps), alpha=-clr)

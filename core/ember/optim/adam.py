@@ -5,8 +5,10 @@ import math
 from typing import Optional
 
 from .. import maximum  # generated op, installed before ember imports optim
+from ..autograd.grad_mode import is_grad_enabled
 from ..backends.kernels.optim import FUSED_DTYPES
 from ..factories import zeros_like
+from ..tensor import Tensor
 from .optimizer import Optimizer, check_hparam
 
 __all__ = ["Adam"]
@@ -14,7 +16,7 @@ __all__ = ["Adam"]
 
 def check_adam_hparams(lr, betas, eps, weight_decay) -> tuple:
     """Validate Adam's hyperparameters as PyTorch does; return ``betas`` as a tuple."""
-    check_hparam("lr", lr, label="learning rate")
+    check_hparam("lr", lr, label="learning rate", tensor_ok=True)
     check_hparam("eps", eps, label="epsilon value")
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
         raise TypeError(f"betas must be a pair (beta1, beta2), e.g. (0.9, 0.999); got {betas!r}")
@@ -43,7 +45,7 @@ class Adam(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 1e-3).
+        lr: learning rate, >= 0 (default 1e-3); a float or a one-element Tensor.
         betas: (beta1, beta2), each in [0, 1) (default (0.9, 0.999)).
         eps: added to the denominator, >= 0 (default 1e-8).
         weight_decay: >= 0 (default 0): an L2 penalty, or decoupled decay (AdamW).
@@ -53,6 +55,10 @@ class Adam(Optimizer):
 
     State per parameter: ``"step"`` (int), ``"exp_avg"``, ``"exp_avg_sq"``, and
     ``"max_exp_avg_sq"`` with amsgrad.
+
+    ``foreach``, ``capturable``, ``differentiable``: PyTorch's switches, kept in the
+    param groups; see ``Optimizer`` for what each means here. A Tensor ``lr`` with
+    ``foreach=True`` and ``capturable=False`` raises PyTorch's ValueError.
 
     ``fused`` (PyTorch's ``Adam(fused=...)``): None (default) updates each float32 or
     float64 parameter whose backend has the ``_fused_adam_`` kernel (``backends/kernels/
@@ -72,14 +78,20 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False, fused: Optional[bool] = None) -> None:
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True; pass lr=float(lr), or capturable=True")
         betas = check_adam_hparams(lr, betas, eps, weight_decay)
         if fused not in (None, True, False):
             raise TypeError(f"fused must be None, True or False, got {fused!r}")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize,
-                    "decoupled_weight_decay": decoupled_weight_decay, "fused": fused}
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable,
+                    "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
@@ -90,6 +102,8 @@ class Adam(Optimizer):
                                            group["maximize"])
         decoupled = group.get("decoupled_weight_decay", False)
         fused = group.get("fused")
+        if group.get("differentiable"):   # the kernel writes arrays: autograd cannot see it
+            fused = False
         all_state = self.state
         if fused:
             for p in group["params"]:   # all or nothing: check before changing anything
@@ -141,9 +155,12 @@ class Adam(Optimizer):
             exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
             if amsgrad:
                 max_sq = state["max_exp_avg_sq"]
-                maximum(max_sq, exp_avg_sq, out=max_sq)
+                if is_grad_enabled():   # differentiable=True: out= is not recorded
+                    max_sq.copy_(maximum(max_sq.clone(), exp_avg_sq))
+                else:
+                    maximum(max_sq, exp_avg_sq, out=max_sq)
                 exp_avg_sq = max_sq
-            denom = exp_avg_sq.sqrt().add_(eps_hat)
+            denom = exp_avg_sq.sqrt() + eps_hat   # sqrt's result stays as saved
             p.add_(exp_avg / denom, alpha=step_size)
 
 

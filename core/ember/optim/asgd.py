@@ -1,6 +1,8 @@
 """``ASGD``: averaged stochastic gradient descent (``torch.optim.ASGD``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .optimizer import Optimizer, check_hparam
 
 __all__ = ["ASGD"]
@@ -23,12 +25,14 @@ class ASGD(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 1e-2).
+        lr: learning rate, >= 0 (default 1e-2); a float or a one-element Tensor.
         lambd: decay term (default 1e-4).
         alpha: power of the eta update (default 0.75).
         t0: the step at which averaging starts (default 1e6).
         weight_decay: L2 penalty, >= 0 (default 0).
         maximize: ascend the objective instead of descending it.
+        foreach, differentiable, capturable: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int), ``"eta"`` and ``"mu"`` (Python floats; PyTorch
     keeps float32 0-d tensors, so its eta is rounded to float32 and its iterates differ
@@ -44,13 +48,16 @@ class ASGD(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
-                 t0: float = 1e6, weight_decay: float = 0, *, maximize: bool = False) -> None:
-        check_hparam("lr", lr, label="learning rate")
+                 t0: float = 1e6, weight_decay: float = 0, foreach: Optional[bool] = None,
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         check_hparam("weight_decay", weight_decay)
         for name, value in (("lambd", lambd), ("alpha", alpha), ("t0", t0)):
             check_hparam(name, value, low=float("-inf"))
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
-                    "weight_decay": weight_decay, "maximize": maximize}
+                    "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import enable_grad, no_grad
 from .. import cat  # generated op, installed before ember imports optim
 from .line_search import strong_wolfe
+from ..tensor import Tensor
 from .optimizer import Optimizer, check_hparam
 
 __all__ = ["LBFGS"]
@@ -24,7 +25,7 @@ class LBFGS(Optimizer):
 
     Args:
         params: the tensors to optimize; one group only (no per-parameter options).
-        lr: learning rate, >= 0 (default 1).
+        lr: learning rate, >= 0 (default 1); a float or a one-element Tensor.
         max_iter: iterations per ``step`` (default 20).
         max_eval: closure calls per ``step`` (default ``max_iter * 5 // 4``).
         tolerance_grad: first-order optimality tolerance (default 1e-7).
@@ -51,7 +52,7 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None) -> None:
-        check_hparam("lr", lr, label="learning rate")
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         if line_search_fn not in (None, "strong_wolfe"):
             raise ValueError(f"only 'strong_wolfe' is supported as line_search_fn, got "
                              f"{line_search_fn!r}; pass None for fixed steps of size lr")
@@ -96,6 +97,7 @@ class LBFGS(Optimizer):
     def _step(self, closure):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr = lr.item() if isinstance(lr, Tensor) else lr   # PyTorch's tensor lr
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)

@@ -1,6 +1,8 @@
 """``NAdam``: Adam with Nesterov momentum (``torch.optim.NAdam``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .adam import check_adam_hparams
 from .optimizer import Optimizer, check_hparam
 
@@ -26,7 +28,7 @@ class NAdam(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 2e-3).
+        lr: learning rate, >= 0 (default 2e-3); a float or a one-element Tensor.
         betas: (beta1, beta2), each in [0, 1) (default (0.9, 0.999)).
         eps: added to the denominator, >= 0 (default 1e-8).
         weight_decay: >= 0 (default 0): an L2 penalty, or decoupled decay.
@@ -34,6 +36,8 @@ class NAdam(Optimizer):
             (default 4e-3).
         decoupled_weight_decay: decay the weights directly, as AdamW does.
         maximize: ascend the objective instead of descending it.
+        foreach, capturable, differentiable: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int), ``"mu_product"`` (``prod``, a Python float;
     PyTorch keeps a 0-d tensor of the same value), ``"exp_avg"`` and ``"exp_avg_sq"`` (the
@@ -49,12 +53,16 @@ class NAdam(Optimizer):
 
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3,
-                 decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, *, foreach: Optional[bool] = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         betas = check_adam_hparams(lr, betas, eps, weight_decay)
         check_hparam("momentum_decay", momentum_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay,
-                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize}
+                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
+                    "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
@@ -68,6 +76,6 @@ class NAdam(Optimizer):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
-            denom = exp_avg_sq.div(1 - beta2 ** step).sqrt_().add_(eps)
+            denom = exp_avg_sq.div(1 - beta2 ** step).sqrt_() + eps   # sqrt's result saved
             p.add_(grad / denom, alpha=-lr * (1.0 - mu) / (1.0 - mu_product))
             p.add_(exp_avg / denom, alpha=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -19,9 +19,19 @@ in group order. What ember chose where PyTorch leaves room:
   values are the same).
 - A set of tensors is refused as ``params`` too (PyTorch refuses it only inside a group
   dict): its order, hence the state dict's ids, would change from run to run.
-- No step/state-dict hooks, no ``foreach`` / ``fused`` / ``capturable`` /
-  ``differentiable`` options: each step is a short loop of in-place ember ops per
-  parameter, which is what runs fastest here.
+- No step/state-dict hooks.
+- PyTorch's implementation switches ``foreach``, ``fused``, ``capturable`` and
+  ``differentiable`` are accepted on every optimizer PyTorch has them on, with its
+  defaults (None / False), and kept in ``param_groups`` so a state dict has PyTorch's
+  keys. Ember has one implementation per optimizer (a short loop of in-place ember ops
+  per parameter; Adam also a fused kernel): ``foreach`` and ``fused`` are hints, checked
+  as PyTorch checks them (``fused=True`` with ``foreach=True`` or ``differentiable=True``,
+  or a parameter that is not floating point, raise PyTorch's RuntimeError);
+  ``capturable=True`` is accepted with nothing to capture (ember has no CUDA graphs);
+  ``differentiable=True`` runs ``step()`` with grad mode on, so the update is recorded by
+  autograd as in PyTorch.
+- ``lr`` may be a one-element Tensor (PyTorch's tensor lr): each step reads its current
+  value, so changing it in place takes effect.
 """
 from __future__ import annotations
 
@@ -31,11 +41,13 @@ import warnings
 from collections import defaultdict
 from itertools import chain
 
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..factories import zeros_like
 from ..tensor import Tensor, _check_grad
 
 __all__ = ["Optimizer", "required"]
+
+
 
 
 class _RequiredParameter:
@@ -53,19 +65,50 @@ _SET_MESSAGE = ("optimizer parameters need to be organized in ordered collection
 
 
 def check_hparam(name: str, value, *, low: float = 0.0, high: float | None = None,
-                 label: str | None = None) -> None:
+                 label: str | None = None, tensor_ok: bool = False) -> None:
     """Raise unless ``value`` is a real number with ``low <= value`` (and ``< high``).
 
-    TypeError for a non-number (a Tensor included: pass ``t.item()``), ValueError for one
-    out of range, worded like PyTorch's ("Invalid learning rate: -0.1").
+    TypeError for a non-number, ValueError for one out of range, worded like PyTorch's
+    ("Invalid learning rate: -0.1"). With ``tensor_ok`` (``lr``, as PyTorch) a one-element
+    Tensor is checked by its value; one of another size raises PyTorch's ValueError
+    ("Tensor lr must be 1-element").
     """
     label = label or f"{name} value"
+    if tensor_ok and isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"Tensor {name} must be 1-element; got shape {list(value.shape)}"
+                             f"; pass a 0-d tensor, e.g. ember.tensor(0.01)")
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
                         f"({value!r}); pass a float (use .item() for a one-element tensor)")
     if not value >= low or (high is not None and not value < high):
         rng = f">= {low}" if high is None else f"in [{low}, {high})"
         raise ValueError(f"Invalid {label}: {value}; expected {name} {rng}")
+
+
+def check_flags(name: str, defaults: dict) -> None:
+    """Check PyTorch's implementation switches in ``defaults`` as PyTorch does.
+
+    RuntimeError (PyTorch's words) for ``fused=True`` together with ``differentiable=True``
+    or ``foreach=True``; ``name`` is the optimizer's, for the message.
+    """
+    if defaults.get("fused"):
+        if defaults.get("differentiable"):
+            raise RuntimeError(f"{name}: `fused` does not support `differentiable`; pass "
+                               f"fused=None")
+        if defaults.get("foreach"):
+            raise RuntimeError(f"{name}: `fused` and `foreach` cannot be `True` together.; "
+                               f"pass only one of them")
+
+
+def group_values(group: dict) -> dict:
+    """``group`` with a Tensor ``lr`` read as a Python float (its current value): what a
+    step computes with. The group itself is returned when its lr is a number."""
+    lr = group.get("lr")
+    if isinstance(lr, Tensor):
+        return {**group, "lr": lr.item()}
+    return group
 
 
 class Optimizer:
@@ -103,6 +146,7 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+        check_flags(type(self).__name__, defaults)
 
     # --- groups ------------------------------------------------------------------------
     def add_param_group(self, param_group: dict) -> None:
@@ -182,9 +226,10 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         self._check_grads()
-        with no_grad():
+        # NOTE: PyTorch's differentiable=True: the update is recorded by autograd.
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
-                self._step_group(group)
+                self._step_group(group_values(group))
         return loss
 
     def _check_grads(self) -> None:
@@ -197,6 +242,12 @@ class Optimizer:
                 if g is not None:
                     _check_grad(p, g, f"optimizer step: parameter {i} of param group {j}: "
                                       f"its .grad")
+                    if group.get("fused") and not p.is_floating_point():
+                        raise RuntimeError(
+                            f"`fused=True` requires all the params to be floating point "
+                            f"Tensors of supported devices but {p.dtype} and "
+                            f"{p.device.type} (parameter {i} of param group {j}); pass "
+                            f"fused=None, or floating point parameters")
 
     def _step_group(self, group: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _step_group(group) "
@@ -292,6 +343,7 @@ class Optimizer:
                 state[k] = v
         for g, s in zip(groups, saved_groups):
             s["params"] = g["params"]
+            _fill_defaults(s, self.defaults)
         self.state = state
         self.param_groups = saved_groups
 
@@ -303,6 +355,8 @@ class Optimizer:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for group in self.param_groups:
+            _fill_defaults(group, self.defaults)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -310,6 +364,15 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+def _fill_defaults(group: dict, defaults: dict) -> None:
+    """Give a group saved before an option existed (an older ember's file, without
+    ``foreach`` / ``capturable`` / ...) that option's default, as PyTorch's
+    ``__setstate__`` does."""
+    for name, default in defaults.items():
+        if default is not required:
+            group.setdefault(name, default)
 
 
 def _cast(param: Tensor, value, key=None):

@@ -1,6 +1,8 @@
 """``RAdam``: rectified Adam (``torch.optim.RAdam``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import math
 
 from .adam import check_adam_hparams
@@ -30,12 +32,14 @@ class RAdam(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 1e-3).
+        lr: learning rate, >= 0 (default 1e-3); a float or a one-element Tensor.
         betas: (beta1, beta2), each in [0, 1) (default (0.9, 0.999)).
         eps: added to the denominator, >= 0 (default 1e-8).
         weight_decay: >= 0 (default 0): an L2 penalty, or decoupled decay.
         decoupled_weight_decay: decay the weights directly, as AdamW does.
         maximize: ascend the objective instead of descending it.
+        foreach, capturable, differentiable: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int), ``"exp_avg"`` and ``"exp_avg_sq"`` (the
     parameter's shape and dtype).
@@ -50,10 +54,13 @@ class RAdam(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False) -> None:
         betas = check_adam_hparams(lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize}
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "decoupled_weight_decay": decoupled_weight_decay,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
@@ -71,6 +78,6 @@ class RAdam(Optimizer):
                 rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
                                  / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
                 step_size = lr * rect * math.sqrt(bias_correction2) / bias_correction1
-                p.add_(exp_avg / exp_avg_sq.sqrt().add_(eps), alpha=-step_size)
+                p.add_(exp_avg / (exp_avg_sq.sqrt() + eps), alpha=-step_size)
             else:
                 p.add_(exp_avg, alpha=-lr / bias_correction1)

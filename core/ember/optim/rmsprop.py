@@ -1,6 +1,8 @@
 """``RMSprop`` (``torch.optim.RMSprop``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from ..factories import zeros_like
 from .optimizer import Optimizer, check_hparam
 
@@ -28,13 +30,15 @@ class RMSprop(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 1e-2).
+        lr: learning rate, >= 0 (default 1e-2); a float or a one-element Tensor.
         alpha: smoothing constant, >= 0 (default 0.99).
         eps: added to the denominator, >= 0 (default 1e-8).
         weight_decay: L2 penalty, >= 0 (default 0).
         momentum: momentum factor, >= 0 (default 0).
         centered: normalize by an estimate of the gradient's variance instead.
         maximize: ascend the objective instead of descending it.
+        capturable, foreach, differentiable: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int), ``"square_avg"``, ``"momentum_buffer"`` (with
     momentum > 0), ``"grad_avg"`` (centered).
@@ -49,15 +53,18 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, *,
-                 maximize: bool = False) -> None:
-        check_hparam("lr", lr, label="learning rate")
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+                 capturable: bool = False, foreach: Optional[bool] = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         check_hparam("eps", eps, label="epsilon value")
         check_hparam("momentum", momentum)
         check_hparam("weight_decay", weight_decay)
         check_hparam("alpha", alpha)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
-                    "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
@@ -91,7 +98,7 @@ class RMSprop(Optimizer):
                 avg = square_avg.sub(grad_avg * grad_avg).sqrt_()
             else:
                 avg = square_avg.sqrt()
-            avg.add_(eps)
+            avg = avg + eps   # sqrt's result stays as autograd saved it
             if momentum > 0:
                 buf = state["momentum_buffer"]
                 buf.mul_(momentum).add_(grad / avg)

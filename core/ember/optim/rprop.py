@@ -1,6 +1,8 @@
 """``Rprop``: resilient backpropagation (``torch.optim.Rprop``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .. import where  # generated op, installed before ember imports optim
 from ..factories import full_like
 from .optimizer import Optimizer, check_hparam
@@ -27,10 +29,12 @@ class Rprop(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: the initial step size, >= 0 (default 1e-2).
+        lr: the initial step size, >= 0 (default 1e-2); a float or a one-element Tensor.
         etas: (etaminus, etaplus), with 0 < etaminus < 1 < etaplus (default (0.5, 1.2)).
         step_sizes: (step_size_min, step_size_max) (default (1e-6, 50)).
         maximize: ascend the objective instead of descending it.
+        capturable, foreach, differentiable: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"step"`` (int), ``"prev"`` (``g_prev``) and ``"step_size"``
     (``s``), both of the parameter's shape and dtype.
@@ -44,13 +48,16 @@ class Rprop(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
-                 maximize: bool = False) -> None:
-        check_hparam("lr", lr, label="learning rate")
+                 capturable: bool = False, foreach: Optional[bool] = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         etas, step_sizes = _pair("etas", etas), _pair("step_sizes", step_sizes)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}; expected "
                              f"0 < etaminus < 1 < etaplus")
-        defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "maximize": maximize}
+        defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable,
+                    "capturable": capturable}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
@@ -71,9 +78,10 @@ class Rprop(Optimizer):
             # NOTE: the 0-d ``one`` keeps the factors in the parameter's dtype; three
             # Python scalars would make a float32 tensor, rounding etaplus for float64.
             one = agreement.new_ones(())
-            factor = where(agreement > 0, etaplus, where(agreement < 0, etaminus, one))
+            factor = where(agreement > 0, one * etaplus,
+                           where(agreement < 0, one * etaminus, one))
             state["step_size"].mul_(factor).clamp_(step_min, step_max)
-            grad = where(agreement < 0, 0.0, grad)
+            grad = grad.masked_fill(agreement < 0, 0)
             p.addcmul_(grad.sign(), state["step_size"], value=-1)
             state["prev"].copy_(grad)
 

@@ -1,6 +1,8 @@
 """``SGD``: stochastic gradient descent with optional momentum (``torch.optim.SGD``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .optimizer import Optimizer, check_hparam
 
 __all__ = ["SGD"]
@@ -20,12 +22,14 @@ class SGD(Optimizer):
 
     Args:
         params: tensors or param-group dicts (see ``Optimizer``).
-        lr: learning rate, >= 0 (default 1e-3).
+        lr: learning rate, >= 0 (default 1e-3); a float or a one-element Tensor.
         momentum: momentum factor, >= 0 (default 0).
         dampening: dampening of the momentum (default 0).
         weight_decay: L2 penalty, >= 0 (default 0).
         nesterov: Nesterov momentum; needs momentum > 0 and dampening == 0.
         maximize: ascend the objective instead of descending it.
+        foreach, differentiable, fused: PyTorch's switches (default None / False),
+            kept in the param groups; one implementation here (see ``Optimizer``).
 
     State per parameter: ``"momentum_buffer"`` (only with momentum).
 
@@ -38,8 +42,9 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
-        check_hparam("lr", lr, label="learning rate")
+                 maximize: bool = False, foreach: Optional[bool] = None,
+                 differentiable: bool = False, fused: Optional[bool] = None) -> None:
+        check_hparam("lr", lr, label="learning rate", tensor_ok=True)
         check_hparam("momentum", momentum)
         check_hparam("dampening", dampening, low=float("-inf"))
         check_hparam("weight_decay", weight_decay)
@@ -47,7 +52,8 @@ class SGD(Optimizer):
             raise ValueError(f"Nesterov momentum requires a momentum and zero dampening; got "
                              f"momentum={momentum}, dampening={dampening}")
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:

@@ -47,7 +47,8 @@ def test_defaults():
     init, grads = random_case(SHAPES, 3)
     params, opt = run_steps(Adadelta, init, grads)
     assert opt.defaults == {"lr": 1.0, "rho": 0.9, "eps": 1e-6, "weight_decay": 0,
-                            "maximize": False}
+                            "maximize": False,
+                            "foreach": None, "capturable": False, "differentiable": False}
     for p, ref in zip(params, adadelta_reference(init, grads)):
         assert_close(p, ref)
     assert set(opt.state[params[0]]) == {"step", "square_avg", "acc_delta"}

@@ -52,7 +52,8 @@ def test_factored_state_shapes():
     init, grads = random_case(SHAPES, 2)
     params, opt = run_steps(Adafactor, init, grads)
     assert opt.defaults == {"lr": 1e-2, "beta2_decay": -0.8, "eps": (None, 1e-3), "d": 1.0,
-                            "weight_decay": 0.0, "maximize": False}
+                            "weight_decay": 0.0, "maximize": False,
+                            "foreach": None}
     matrix, cube, vector, scalar = (opt.state[p] for p in params)
     assert matrix["row_var"].shape == (3, 1) and matrix["col_var"].shape == (1, 4)
     assert cube["row_var"].shape == (2, 3, 1) and cube["col_var"].shape == (2, 1, 5)

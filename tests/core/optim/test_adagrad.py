@@ -48,7 +48,8 @@ def test_defaults_and_float32():
     params = [E.tensor(a.astype(np.float32)).requires_grad_() for a in init]
     opt = Adagrad(params)
     assert opt.defaults == {"lr": 1e-2, "lr_decay": 0, "eps": 1e-10, "weight_decay": 0,
-                            "initial_accumulator_value": 0, "maximize": False}
+                            "initial_accumulator_value": 0, "maximize": False,
+                            "foreach": None, "differentiable": False, "fused": None}
     for step_grads in grads:
         for p, g in zip(params, step_grads):
             p.grad = E.tensor(g.astype(np.float32))

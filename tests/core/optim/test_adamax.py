@@ -47,7 +47,8 @@ def test_defaults():
     init, grads = random_case(SHAPES, 3)
     params, opt = run_steps(Adamax, init, grads)
     assert opt.defaults == {"lr": 2e-3, "betas": (0.9, 0.999), "eps": 1e-8,
-                            "weight_decay": 0, "maximize": False}
+                            "weight_decay": 0, "maximize": False,
+                            "foreach": None, "capturable": False, "differentiable": False}
     for p, ref in zip(params, adamax_reference(init, grads)):
         assert_close(p, ref)
     assert set(opt.state[params[0]]) == {"step", "exp_avg", "exp_inf"}

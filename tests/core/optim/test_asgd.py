@@ -49,7 +49,8 @@ def test_defaults():
     init, grads = random_case(SHAPES, 3)
     params, opt = run_steps(ASGD, init, grads)
     assert opt.defaults == {"lr": 1e-2, "lambd": 1e-4, "alpha": 0.75, "t0": 1e6,
-                            "weight_decay": 0, "maximize": False}
+                            "weight_decay": 0, "maximize": False,
+                            "foreach": None, "capturable": False, "differentiable": False}
     for p, ref in zip(params, asgd_reference(init, grads)[0]):
         assert_close(p, ref)
     assert set(opt.state[params[0]]) == {"step", "eta", "mu", "ax"}

@@ -58,7 +58,8 @@ def test_defaults_and_state():
     params, opt = run_steps(NAdam, init, grads)
     assert opt.defaults == {"lr": 2e-3, "betas": (0.9, 0.999), "eps": 1e-8,
                             "weight_decay": 0, "momentum_decay": 4e-3,
-                            "decoupled_weight_decay": False, "maximize": False}
+                            "decoupled_weight_decay": False, "maximize": False,
+                            "foreach": None, "capturable": False, "differentiable": False}
     for p, ref in zip(params, nadam_reference(init, grads)):
         assert_close(p, ref)
     state = opt.state[params[0]]

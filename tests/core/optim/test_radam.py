@@ -69,7 +69,8 @@ def test_defaults():
     params, opt = run_steps(RAdam, init, grads)
     assert opt.defaults == {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8,
                             "weight_decay": 0, "decoupled_weight_decay": False,
-                            "maximize": False}
+                            "maximize": False,
+                            "foreach": None, "capturable": False, "differentiable": False}
     for p, ref in zip(params, radam_reference(init, grads)):
         assert_close(p, ref)
     assert set(opt.state[params[0]]) == {"step", "exp_avg", "exp_avg_sq"}

@@ -53,7 +53,8 @@ def test_defaults_and_state():
     init, grads = correlated_case(steps=3)
     params, opt = run_steps(Rprop, init, grads)
     assert opt.defaults == {"lr": 1e-2, "etas": (0.5, 1.2), "step_sizes": (1e-6, 50),
-                            "maximize": False}
+                            "maximize": False,
+                            "foreach": None, "capturable": False, "differentiable": False}
     for p, ref in zip(params, rprop_reference(init, grads)):
         assert_close(p, ref)
     assert set(opt.state[params[0]]) == {"step", "prev", "step_size"}

@@ -46,7 +46,8 @@ _MILLER_START = 80
 def _series_jy(xp, x):
     """(J0, J1, Y0, Y1) by their power series, for 0 < x < 2."""
     q = -0.25 * x * x
-    log_term = xp.log(0.5 * x) + _EULER
+    # NOTE: log(x) - log(2), not log(x / 2): x / 2 loses a subnormal x (Y0(5e-324) = -474)
+    log_term = xp.log(x) - math.log(2.0) + _EULER
     t0, t1 = xp.ones_like(x), 0.5 * x  # (-x^2/4)^k / (k!)^2 and (x/2)(-x^2/4)^k / (k!(k+1)!)
     j0, j1 = t0, t1
     y0_sum = xp.zeros_like(x)
@@ -132,7 +133,8 @@ def bessel_jy64(xp, x):
         for part, method in ((subset(xp, ax < 2.0), _series_jy),
                              (subset(xp, (ax >= 2.0) & (ax < 25.0)), _miller_jy),
                              (subset(xp, ax >= 25.0), _hankel_jy)):
-            for o, r in zip(out, method(xp, xp.maximum(ax[part], 1e-300))):
+            # NOTE: only 0 is lifted (its values are set below); subnormals are kept
+            for o, r in zip(out, method(xp, xp.maximum(ax[part], 5e-324))):
                 o[part] = r
         j0, j1, y0, y1 = out
         j0 = xp.where(ax == 0, 1.0, j0)
@@ -398,7 +400,7 @@ def _k_small(xp, nu: int, x, scaled: bool):
     ex = xp.exp(x)
     i = _chbevl(xp, 0.5 * x - 2.0, _for_dtype(_I0E_A if nu == 0 else _I1E_A, x.dtype))
     i *= ex
-    log_half = xp.log(0.5 * x)
+    log_half = xp.log(x) - math.log(2.0)   # x / 2 would lose a subnormal x (float32 1e-45)
     r = _chbevl(xp, x * x - 2.0, _for_dtype(_K0_A if nu == 0 else _K1_A, x.dtype))
     if nu == 0:
         i *= log_half

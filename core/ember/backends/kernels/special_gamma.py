@@ -35,12 +35,18 @@ import math
 
 from .special import _pair, subset
 from .special_blocked import blocked_binary
+from .special import erfc_flat
 from .special_math import _ZETA_B, _quiet, lgamma64
 
 _LOG_2PI = 1.8378770664093454836
 _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)  # lgamma(a) - Stirling's main part
 _TINY = 1e-300
 _MAX_TERMS = 20_000
+_HUGE_A = 1e20  # above, P and Q by Wilson-Hilferty (its error O(1/a) is below rounding)
+_SQRT1_2 = 0.70710678118654752440
+_SMALL_A = 0.1  # below (and x < 1, or a subnormal), _pq_small_a: 1 - P would cancel
+_SUBNORMAL = 2.2250738585072014e-308
+_EULER = 0.57721566490153286061
 
 
 def _log_prefactor(xp, a, x):
@@ -139,6 +145,9 @@ def igamma64(xp, a, x, upper: bool, tol=1e-17):
         a, x = a.reshape(-1), x.reshape(-1)
         r = xp.empty_like(a)
         good = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
+        huge = good & (a > _HUGE_A)
+        sub = good & (a < _SMALL_A) & ((x < 1.0) | (a < _SUBNORMAL))
+        good &= ~(huge | sub)
         ok = subset(xp, good)
         aa, xx = a[ok], x[ok]
         pref = xp.exp(_log_prefactor(xp, aa, xx))
@@ -154,7 +163,14 @@ def igamma64(xp, a, x, upper: bool, tol=1e-17):
             v = method(xp, aa[part], xx[part], tol)
             v *= pref[part]
             r[ok[part]] = v if direct else 1.0 - v
-        if ok.size != a.size:  # the edges, in PyTorch's (Cephes') order
+        if huge.any():
+            h = subset(xp, huge)
+            r[h] = _wilson_hilferty(xp, a[h], x[h], upper)
+        if sub.any():
+            t = subset(xp, sub)
+            p, q = _pq_small_a(xp, a[t], x[t])
+            r[t] = q if upper else p
+        if ok.size + int(huge.sum()) + int(sub.sum()) != a.size:  # the edges, in Cephes' order
             one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
             r = xp.where(a == 0, one, xp.where(x == 0, zero, r))
             r = xp.where(xp.isinf(a), zero, xp.where(xp.isinf(x), one, r))
@@ -164,11 +180,56 @@ def igamma64(xp, a, x, upper: bool, tol=1e-17):
     return r.reshape(shape)
 
 
+# zeta(k) for k = 2..21: log Gamma(1 + a) = -gamma a + sum_k (-1)^k zeta(k) a^k / k
+_ZETA_K = (1.6449340668482264, 1.2020569031595942, 1.0823232337111382, 1.0369277551433699,
+           1.0173430619844491, 1.0083492773819228, 1.0040773561979443, 1.0020083928260822,
+           1.0009945751278181, 1.0004941886041195, 1.0002460865533080, 1.0001227133475785,
+           1.0000612481350587, 1.0000305882363070, 1.0000152822594087, 1.0000076371976379,
+           1.0000038172932650, 1.0000019082127166, 1.0000009539620339, 1.0000004769329868)
+
+
+def _pq_small_a(xp, a, x):
+    """(P(a, x), Q(a, x)) for a < _SMALL_A and x < 1 (or a subnormal a), where 1 - P cancels and
+    the series' 1 / a may overflow: with g = x^a / Gamma(1 + a) (Cephes / DLMF 8.7),
+    Q = -expm1(log g) - a g S and P = g (1 + a S), S = sum_k>=1 (-x)^k / (k! (a + k)),
+    log Gamma(1 + a) by its
+    Taylor series in zeta(k) (20 terms: < 1e-17 for a < 0.1). Above x = 1 (subnormal a
+    only) Q = a E1(x) < 0.22 a, approximated by a e^-x / (x + 1): it rounds to 0 or the
+    smallest subnormal."""
+    lg1p = -_EULER * a
+    apow = -a
+    for k, z in enumerate(_ZETA_K, start=2):
+        apow = apow * -a   # (-a)^k
+        lg1p = lg1p + z * apow / k
+    log_g = a * xp.log(x) - lg1p
+    total, term = xp.zeros_like(x), xp.ones_like(x)
+    for k in range(1, 30):   # term = (-x)^k / k!; 29 terms: < 1e-30 for x < 1
+        term = term * -x / k
+        total = total + term / (a + k)
+    g = xp.exp(log_g)
+    q = xp.where(x < 1.0, -xp.expm1(log_g) - a * g * total, a * xp.exp(-x) / (x + 1.0))
+    p = xp.where(x < 1.0, g * (1.0 + a * total), 1.0 - q)   # P directly: g may be tiny
+    return p, q
+
+
+def _wilson_hilferty(xp, a, x, upper: bool):
+    """P(a, x) (Q if ``upper``) for a > _HUGE_A by Wilson & Hilferty's normal approximation
+    of (x / a)^(1/3) (error O(1/a) < 1e-20), where the series' prefactor overflows:
+    P(1e308, 1e308) = 1/2 as the limit, not NaN."""
+    v = (1.0 / 9.0) / a   # 9 a would overflow at a = 1e308
+    # (x / a)^(1/3) - 1 without the cancellation of cbrt(x / a) - 1 near x = a
+    w = xp.expm1(xp.log1p((x - a) / a) / 3.0)
+    z = (w + v) / xp.sqrt(v)
+    return 0.5 * erfc_flat(xp, (z if upper else -z) * _SQRT1_2)
+
+
 def hurwitz_zeta64(xp, s, q):
     """zeta(s, q) = sum_k (q + k)^-s of float64 arrays broadcast together."""
     with _quiet(xp):
         s, q = xp.broadcast_arrays(s, q)
-        finite_q = q[xp.isfinite(q)]
+        # NOTE: poles (every float below -2**52 is an integer) are set below; shifting
+        # them past 10 would run for ever
+        finite_q = q[xp.isfinite(q) & ~((q <= 0) & (q == xp.floor(q)))]
         lowest = float(xp.min(finite_q)) if finite_q.size else 0.0
         n_shift = 10 + max(0, int(math.ceil(-lowest)))
         total = xp.zeros(s.shape, dtype=xp.float64)
@@ -181,7 +242,8 @@ def hurwitz_zeta64(xp, s, q):
         total = total + a ** (1.0 - ss) / (ss - 1.0) + 0.5 * a ** -ss
         fac, pw = ss, a ** (-ss - 1.0)
         for j, b in enumerate(_ZETA_B):
-            total = total + b * fac * pw
+            # NOTE: for a huge s, fac overflows where pw underflows: the term is 0
+            total = total + xp.where(pw == 0, 0.0, b * fac * pw)
             fac = fac * (ss + 2 * j + 1) * (ss + 2 * j + 2)
             pw = pw / (a * a)
         pole = (s == 1.0) | ((q <= 0) & (q == xp.floor(q)))

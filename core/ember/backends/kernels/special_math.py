@@ -52,6 +52,10 @@ _ZETA_B = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 13076
            -174611 / 802857662698291200000, 77683 / 14101100039391805440000,
            -236364091 / 1693824136731743669452800000)
 _LOG_SQRT_2PI = 0.91893853320467274178
+_EULER = 0.57721566490153286061
+# below this |x|, lgamma and digamma take their expansions at 0 (next terms ~x^2: < 1e-18
+# relative)
+_TINY_ARG = 1e-8
 
 
 def lgamma64(xp, x):
@@ -79,8 +83,14 @@ def lgamma64(xp, x):
         xp.log(s, out=s)
         r += s
         xr = x[refl]
-        sin = xp.abs(xp.sin(math.pi * (xr - xp.floor(xr))))  # exact period reduction
+        # NOTE: x - round(x) is exact (x - floor(x) rounds: 1 - 1e-7 keeps 9 digits)
+        sin = xp.abs(xp.sin(math.pi * (xr - xp.round(xr))))
         r[refl] = math.log(math.pi) - xp.log(sin) - r[refl]
+        # NOTE: near 0 the reflection loses x (x - floor(x) rounds to 1 for x = -5e-324):
+        # lgamma(x) = -log|x| - gamma x + O(x^2) there instead
+        tiny = subset(xp, (xp.abs(x) < _TINY_ARG) & (x != 0))
+        xt = x[tiny]
+        r[tiny] = -xp.log(xp.abs(xt)) - _EULER * xt
         bad = subset(xp, ((x <= 0) & (x == xp.floor(x))) | xp.isinf(x))
         r[bad] = math.inf
     return r.reshape(shape)
@@ -98,8 +108,8 @@ def digamma64(xp, x):
         acc = xp.zeros_like(x)
         refl = subset(xp, x < 0)
         xr = x[refl]
-        # pi / tan(pi x) with the period reduced exactly first
-        acc[refl] = -math.pi / xp.tan(math.pi * (xr - xp.floor(xr)))
+        # pi / tan(pi x) with the period reduced exactly first (x - round(x) is exact)
+        acc[refl] = -math.pi / xp.tan(math.pi * (xr - xp.round(xr)))
         y[refl] = 1.0 - xr
         low = subset(xp, y < 10.0)
         yl = y[low]
@@ -118,6 +128,10 @@ def digamma64(xp, x):
         r -= series
         r += acc
         r[subset(xp, (x < 0) & (x == xp.floor(x)))] = math.nan
+        # NOTE: near 0 the reflection loses x: psi(x) = -1/x - gamma + (pi^2/6) x + O(x^2)
+        tiny = subset(xp, (xp.abs(x) < _TINY_ARG) & (x != 0))
+        xt = x[tiny]
+        r[tiny] = -1.0 / xt - _EULER + (math.pi ** 2 / 6) * xt
         zero = subset(xp, x == 0)
         r[zero] = xp.copysign(xp.full_like(x[zero], math.inf), -x[zero])
         r[subset(xp, xp.isposinf(x))] = math.inf
@@ -127,9 +141,10 @@ def digamma64(xp, x):
 def zeta64(xp, s: float, q):
     """The Hurwitz zeta sum_k (q + k)^-s for a Python float s > 1 and an array q."""
     with _quiet(xp):
-        n_shift = 10 + max(0, int(math.ceil(-float(xp.min(q))))) if q.size else 10
-        if not math.isfinite(n_shift):
-            n_shift = 10
+        # NOTE: the shift runs to the most negative q off the poles: a pole (every float
+        # below -2**52 is an integer) or -inf would make it run for ever
+        finite = q[xp.isfinite(q) & ~((q <= 0) & (q == xp.floor(q)))]
+        n_shift = 10 + max(0, int(math.ceil(-float(xp.min(finite))))) if finite.size else 10
         total = xp.zeros_like(q)
         a = q.copy()
         for _ in range(n_shift):
@@ -289,9 +304,13 @@ def kernels(xp) -> dict:
         return run
 
     def sinc(a):
+        # NOTE: sin(pi x) = (-1)^n sin(pi (x - n)), n = round(x), x - n exact: pi * x
+        # rounded first would make sinc(1e20) ~ 1e-21 instead of its exact 0
         with _quiet(xp):
-            px = math.pi * a
-            return xp.where(a == 0, 1.0, xp.sin(px) / px)
+            n = xp.round(a)
+            s = xp.sin(math.pi * (a - n))
+            s = xp.where(xp.fmod(n, 2.0) == 0, s, -s)
+            return xp.where(a == 0, 1.0, xp.where(xp.isinf(a), 0.0, s / (math.pi * a)))
 
     def flat(fn32, fn64=None):
         """A by_precision kernel of flat functions, cache-blocked at large sizes."""

@@ -39,6 +39,8 @@ import ember as E
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 
+from .upsampling_aa import interpolate_aa
+
 __all__ = ["interpolate"]
 
 _A = -0.75  # Keys' cubic convolution parameter, PyTorch's choice
@@ -333,7 +335,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             cells' centres onto each other instead of the corners' edges.
         recompute_scale_factor: with scale_factor, compute the sampling step from the
             output size (in / out) instead of using 1 / scale_factor.
-        antialias: not supported (raises NotImplementedError when True).
+        antialias: low-pass the input when downscaling, as PIL and PyTorch (bilinear and
+            bicubic on 4-D input; ``upsampling_aa.py``).
     Returns:
         (N, C, *size) of ``input``'s dtype; always a new tensor.
     Raises:
@@ -341,7 +344,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             wrong length, align_corners with a non-interpolating mode,
             recompute_scale_factor with size, antialias outside bilinear/bicubic on 4-D.
         NotImplementedError: a mode that does not fit the input's rank, an unknown mode or
-            rank, antialias=True, a non-floating input for an interpolating mode.
+            rank, a non-floating input for an interpolating mode.
         ShapeError: an input or output size below 1.
     Differentiable to any order (index_select and weighted sums).
     Reference: torch.nn.functional.interpolate.
@@ -370,9 +373,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
                          "requires a 4-D tensor as input")
     if antialias:
-        raise NotImplementedError(f"interpolate(): antialias=True is not implemented in ember "
-                                  f"for mode '{mode}'; pass antialias=False, or low-pass "
-                                  f"filter the input first (e.g. F.avg_pool2d)")
+        return interpolate_aa(input, output_size, mode, align_corners, scales)
     if input.ndim in (3, 4, 5) and mode in ("nearest", "nearest-exact"):
         table = _NEAREST if mode == "nearest" else _EXACT
         return table[input.ndim](input, output_size, *scales)

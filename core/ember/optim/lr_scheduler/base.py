@@ -6,6 +6,7 @@ import numbers
 import warnings
 import weakref
 
+from ...tensor import Tensor
 from ..optimizer import Optimizer
 
 __all__ = ["LRScheduler"]
@@ -93,7 +94,8 @@ class LRScheduler:
         self.optimizer = check_optimizer(optimizer)
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]  # a Tensor lr is copied: the scheduler writes into it
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -158,7 +160,10 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            if isinstance(group["lr"], Tensor):  # the user's tensor, filled as torch does
+                group["lr"].fill_(float(lr))
+            else:
+                group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def _warn_if_outside_step(self) -> None:
