@@ -84,3 +84,18 @@ from .linalg.legacy import lu  # noqa: E402 - torch.lu: (LU, pivots[, infos])
 from .serialization import load, save  # noqa: E402
 from . import cuda  # noqa: E402,F401 - ember.cuda.is_available() without an import
 from . import distributions  # noqa: E402,F401 - needs nn.functional and linalg
+
+
+device = Device  # torch.device's spelling: ember.device("cuda:0")
+
+_LAZY_SUBMODULES = ("onnx", "train", "testing")
+
+
+def __getattr__(name):
+    """``ember.onnx``, ``ember.train`` and ``ember.testing`` load on first use, as
+    ``torch.onnx`` works after ``import torch`` (they are not imported at start: onnx
+    pulls the onnx package, train scikit-learn)."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"ember.{name}")
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -266,19 +266,29 @@ def _device_of(map_location):
                     f"ember.Device or None, got {type(map_location).__name__}")
 
 
-def load(f, map_location=None):
+def load(f, map_location=None, *, weights_only: bool | None = None, mmap=None):
     """Read an object written by ``ember.save`` (or any safetensors file) from ``f``.
 
     Args:
         f: a path (``str`` / ``os.PathLike``) or a binary file object with ``read``.
         map_location: device for every tensor (``"cpu"``, ``"cuda:0"``, an
             ``ember.Device``); None puts each tensor on the device it was saved from.
+        weights_only: accepted for torch.load's signature (ported scripts pass it). An
+            ember file holds data only and loading never runs code, so every value loads
+            as ``weights_only=True`` would; False cannot make ember unpickle anything.
+        mmap: accepted for torch.load's signature; None or False (the file is read).
     Returns the saved structure with ember Tensors (fresh, writable memory).
     Raises FileNotFoundError for a missing path; SerializationError (a ValueError)
     naming the file when it is not safetensors, is truncated or corrupt, or holds a dtype
     ember lacks; TypeError for a bad ``map_location``.
     Reference: torch.load (weights_only: data only, no code runs).
     """
+    if weights_only not in (None, True, False):
+        raise TypeError(f"ember.load: weights_only must be None, True or False, got "
+                        f"{weights_only!r}")
+    if mmap:
+        raise NotImplementedError("ember.load: mmap=True is not supported (the file is "
+                                  "read into memory); pass mmap=None or False")
     device = _device_of(map_location)
     if hasattr(f, "read") and not isinstance(f, (str, os.PathLike)):
         data, where = f.read(), f"file object {getattr(f, 'name', type(f).__name__)!r}"

@@ -316,3 +316,20 @@ def test_pickle_is_never_run(tmp_path):
     with pytest.raises(SerializationError, match="corrupt"):
         _load_bytes(tmp_path, _with_header(header, body))
     assert not os.path.exists(boom.marker)
+
+
+# --- torch.load's keywords (issue 36) ------------------------------------------------------
+
+@pytest.mark.parametrize("weights_only", [None, True, False])
+def test_load_takes_weights_only_and_never_runs_code(tmp_path, weights_only):
+    E.save({"w": E.ones(2), "cfg": {"k": 1}}, tmp_path / "m.st")
+    back = E.load(tmp_path / "m.st", weights_only=weights_only, mmap=None)
+    assert back["w"].tolist() == [1.0, 1.0] and back["cfg"] == {"k": 1}
+
+
+def test_load_refuses_mmap_and_a_bad_weights_only(tmp_path):
+    E.save({"w": E.ones(2)}, tmp_path / "m.st")
+    with pytest.raises(NotImplementedError, match="mmap"):
+        E.load(tmp_path / "m.st", mmap=True)
+    with pytest.raises(TypeError, match="weights_only"):
+        E.load(tmp_path / "m.st", weights_only="yes")

@@ -27,6 +27,9 @@ _LAZY = {
 
 
 def __getattr__(name):
+    if name == "passes":  # ember.jit.passes.pipeline() without importing the package first
+        import importlib
+        return importlib.import_module("ember.jit.passes")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ember.jit' has no attribute {name!r}")
