@@ -46,20 +46,31 @@ def _threads(text: str) -> int:
     return int(text)
 
 
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("ember")
+    except metadata.PackageNotFoundError:  # run from a source tree without an install
+        return "unknown (not installed)"
+
+
 def main(argv=None) -> int:
     """Entry point of the ``ember`` console script."""
-    parser = argparse.ArgumentParser(prog="ember", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="ember", description=" ".join(
+        __doc__.split("\n\n")[0].split()))
+    parser.add_argument("--version", action="version", version=f"ember {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("plugins", help="list plugins, their versions and what they registered")
     t = sub.add_parser("train", help="run a training job: `ember train digits`")
     jobs = t.add_subparsers(dest="job", required=True)
     from .train import JOBS
     for name, job in JOBS.items():
-        p = jobs.add_parser(name, help=job.__doc__.splitlines()[0])
+        p = jobs.add_parser(name, help=job.__doc__.splitlines()[0],
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
         job.add_arguments(p)
         p.add_argument("--threads", type=_threads, default=None, metavar="N",
-                       help="threads for ember and the BLAS (ember.set_num_threads); default: "
-                            "ember.get_num_threads()")
+                       help="threads for ember and the BLAS (ember.set_num_threads); None "
+                            "keeps ember.get_num_threads()")
     args = parser.parse_args(argv)
     return {"plugins": _plugins, "train": _train}[args.command](args)
 

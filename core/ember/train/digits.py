@@ -16,6 +16,7 @@ accuracy reaches 0.95 or more for seeds 0, 1 and 2 (checked by
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -176,11 +177,12 @@ def plot(hist: History, path: str) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``ember train digits`` options."""
-    p.add_argument("--device", default=None, help="device to train on (default: cpu)")
-    p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default=None,
+                   help="device to train on; None: the default device (cpu)")
+    p.add_argument("--epochs", type=int, default=20, help="passes over the training set")
+    p.add_argument("--batch-size", type=int, default=64, help="images a step")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
+    p.add_argument("--seed", type=int, default=0, help="ember.manual_seed before training")
     p.add_argument("--out", default="digits_cnn.safetensors",
                    help="where to save the trained weights (safetensors)")
     p.add_argument("--plot", default=None, metavar="PNG",
@@ -203,6 +205,20 @@ def export_onnx(model: nn.Module, path) -> None:
                       dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
 
 
+def _check_writable(flag: str, path) -> None:
+    """SystemExit naming ``flag`` when ``path`` cannot be written (its directory is missing
+    or not writable), so a bad path is found before training, not after."""
+    if not path:
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise SystemExit(f"ember train digits {flag} {path}: the directory '{directory}' "
+                         f"does not exist; create it first or pick another path")
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and
+                                              not os.access(path, os.W_OK)):
+        raise SystemExit(f"ember train digits {flag} {path}: not writable; pick another path")
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the job from parsed ``args``; prints results, returns an exit code."""
     if args.epochs < 1 or args.batch_size < 1 or args.lr <= 0:
@@ -213,6 +229,13 @@ def main(args: argparse.Namespace) -> int:
             import ember.onnx  # noqa: F401
         except ImportError as e:
             raise SystemExit(f"ember train digits --export-onnx: {e}") from None
+    for flag, path in (("--out", args.out), ("--plot", args.plot),
+                       ("--export-onnx", args.export_onnx)):
+        _check_writable(flag, path)  # before training: the weights are not lost after it
+    try:
+        E.empty(0, device=args.device)  # an unusable device: its one-line reason, no trace
+    except (E.NoBackendError, ValueError, RuntimeError) as e:
+        raise SystemExit(f"ember train digits --device {args.device}: {e}") from None
     model, hist = train(args.epochs, args.batch_size, args.lr, args.seed, args.device,
                         progress=not args.no_progress, jit=args.jit)
     per_epoch = sum(hist.seconds) / len(hist.seconds)

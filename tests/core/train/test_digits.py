@@ -82,3 +82,36 @@ def test_export_onnx_fails_before_training_without_onnx(monkeypatch):
     monkeypatch.delitem(sys.modules, "ember.onnx", raising=False)
     with pytest.raises(SystemExit, match="needs the onnx package"):
         cli.main(["train", "digits", "--export-onnx", "x.onnx", "--no-progress"])
+
+
+# --- the CLI a new user meets (issue 36, item 5) ------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--out", "--plot", "--export-onnx"])
+def test_a_bad_output_path_is_refused_before_training(tmp_path, monkeypatch, flag):
+    import ember.train.digits as digits
+    monkeypatch.setattr(digits, "train", lambda *a, **k: pytest.fail("trained"))
+    missing = tmp_path / "no_dir" / "out.file"
+    with pytest.raises(SystemExit, match=f"{flag} .*the directory '.*no_dir' does not exist"):
+        cli.main(["train", "digits", flag, str(missing), "--no-progress"])
+
+
+def test_an_unusable_device_is_one_line_without_a_traceback(monkeypatch):
+    import ember.train.digits as digits
+    monkeypatch.setattr(digits, "train", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as info:
+        cli.main(["train", "digits", "--device", "nodevice", "--no-progress"])
+    assert str(info.value).startswith("ember train digits --device nodevice: ")
+    assert "\n" not in str(info.value)
+
+
+def test_version_and_help_say_it_all(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.startswith("ember ")
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "runs the main job (a CNN on scikit-learn's digits" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["train", "digits", "--help"])
+    out = capsys.readouterr().out
+    assert "(default: 20)" in out and "(default: digits_cnn.safetensors)" in out
