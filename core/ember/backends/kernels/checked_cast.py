@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .copying import overflow_error
+
 
 def check_fits(values, dtype, op: str) -> None:
     """Raise RuntimeError unless every value of ``values`` (a numpy array or scalar of a
@@ -45,7 +47,5 @@ def check_fits(values, dtype, op: str) -> None:
         bad = (a < low) | (a > hi)
     else:
         return
-    first = a[bad].reshape(-1)[0].item()
-    raise RuntimeError(f"{op}(): value {first!r} cannot be converted to type "
-                       f"{dtype.name} without overflow (valid: [{lo}, {hi}]); pass values "
-                       f"inside that range or a wider dtype")
+    raise overflow_error(op, repr(a[bad].reshape(-1)[0].item()), dtype.name, f"[{lo}, {hi}]",
+                         "pass values inside that range or a wider dtype")

@@ -58,10 +58,15 @@ def cast_scalar(value, dtype, op: str):
     return v + 2 ** bits if v < 0 and not signed else v
 
 
-def _overflow(op, value, name, valid) -> RuntimeError:
+def overflow_error(op, value, name, valid,
+                   way_out: str = "convert the tensor to a wider dtype first") -> RuntimeError:
+    """PyTorch's "value V cannot be converted to type T without overflow", with the valid
+    range and the way out (also ``checked_cast.check_fits``'s message)."""
     return RuntimeError(f"{op}(): value {value} cannot be converted to type {name} without "
-                        f"overflow (valid: {valid}); convert the tensor to a wider dtype "
-                        f"first")
+                        f"overflow (valid: {valid}); {way_out}")
+
+
+_overflow = overflow_error
 
 
 def kernels(xp) -> dict:
