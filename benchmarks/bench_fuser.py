@@ -143,7 +143,7 @@ def fusion_groups(traced, *inputs) -> int:
         n = 0
         for node in graph.all_nodes():
             n += node.kind == "prim::FusionGroup"
-            for name in node.attr_names():
+            for name in node.attr_names:
                 if hasattr(node.attr(name), "all_nodes"):
                     n += count(node.attr(name))
         return n

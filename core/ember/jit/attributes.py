@@ -49,10 +49,13 @@ def python_name(obj: Any) -> str:
 
 def check_attr_value(kind: str, name: str, value: Any) -> None:
     """Raise TypeError unless ``value`` is an allowed attribute value (module docstring)."""
-    from ember.jit.ir import Graph
+    from ember.jit.ir import Graph, Node
     from ember.tensor import Tensor
     from ember.types import Device, ScalarType
     from ember.random import Generator
+    if isinstance(value, Node):  # callable only for the deprecated ``value.node()``
+        raise TypeError(f"{kind}: attribute {name!r} cannot hold a Node ({value.kind}); "
+                        f"hold a Graph or a constant instead")
     # slices and generators come from traced indexing and random ops
     if value is None or value is Ellipsis or isinstance(
             value, (bool, int, float, str, ScalarType, Device, Tensor, Graph, PyObjectRef, slice,
@@ -80,7 +83,7 @@ def copy_attr_value(value: Any) -> Any:
 
 def attrs_key(node) -> Hashable:
     """A key equal for two nodes exactly when their attributes are interchangeable."""
-    return tuple((name, value_key(node.attr(name))) for name in node.attr_names())
+    return tuple((name, value_key(node.attr(name))) for name in node.attr_names)
 
 
 def value_key(value: Any) -> Hashable:

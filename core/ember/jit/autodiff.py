@@ -338,7 +338,7 @@ class _Builder:
             a, b = self.meta_of(target), self.meta_of(out)
             n = self.f.create(REDUCE_META, [a, b])
             n.output().type = AnyType()
-            n.insert_after(b.node() if a.node().is_before(b.node()) else a.node())
+            n.insert_after(b.node if a.node.is_before(b.node) else a.node)
             m = self.reduce_metas[key] = n.output()
         return m
 
@@ -366,12 +366,12 @@ class _Builder:
             n.output().type = AnyType()
             if not v.debug_name.isdigit():
                 n.output().debug_name = v.debug_name + "_meta"
-            if v.node().kind == prim.Param:  # inputs' metas first, in the order asked
+            if v.node.kind == prim.Param:  # inputs' metas first, in the order asked
                 anchor = self.metas.get("anchor")
                 n.insert_after(anchor) if anchor else self.f.block.prepend_node(n)
                 self.metas["anchor"] = n
             else:
-                n.insert_after(v.node())
+                n.insert_after(v.node)
             m = self.metas[v] = n.output()
         return m
 
@@ -380,13 +380,13 @@ class _Builder:
         f, rev = self.f, self.rev
         self.metas.pop("anchor", None)
         for v, m in self.metas.items():  # a tensor captured anyway serves as its own meta
-            if v.node().kind != prim.Constant and any(_inside(u.user, rev) for u in v.uses):
+            if v.node.kind != prim.Constant and any(_inside(u.user, rev) for u in v.uses):
                 m.replace_all_uses_with(v)
-                m.node().destroy()
+                m.node.destroy()
         captures = []
         for v in list(f.inputs) + [o for n in f.nodes() if n is not self.rev_node
                                    for o in n.outputs]:
-            if v.node().kind != prim.Constant and any(_inside(u.user, rev) for u in v.uses):
+            if v.node.kind != prim.Constant and any(_inside(u.user, rev) for u in v.uses):
                 captures.append(v)
         grad.f_real_outputs = len(f.outputs)
         out_index, in_index = {}, {v: i for i, v in enumerate(f.inputs)}
@@ -407,7 +407,7 @@ class _Builder:
             vjp = rev.add_input(type=_grad_type(tmp.type))
             kind = AUTOGRAD_ADD_LIST if isinstance(tmp.type, (ListType, TupleType)) else \
                 "prim::AutogradAdd"
-            add = f.create(kind, [vjp, vjp]).insert_after(prev.node())
+            add = f.create(kind, [vjp, vjp]).insert_after(prev.node)
             add.output().type = prev.type
             prev.replace_all_uses_with(add.output())
             add.replace_input(1, prev)
@@ -423,9 +423,9 @@ class _Builder:
         def lookup(v: Value) -> Value:
             if v in formal:
                 return df.inputs[formal[v]]
-            if v.node().kind == prim.Constant:
+            if v.node.kind == prim.Constant:
                 if v not in consts:
-                    consts[v] = df.block.prepend_node(df.create_clone(v.node(), {})).output()
+                    consts[v] = df.block.prepend_node(df.create_clone(v.node, {})).output()
                 return consts[v]
             raise ValueError(f"differentiate: %{v.debug_name} is read by the backward but "
                              f"was not captured")

@@ -367,7 +367,7 @@ class DifferentiableGraphOp:
         self._constants = {id(n.attr("value")) for n in g.f.nodes()
                            if n.kind == prim.Constant and isinstance(n.attr("value"), Tensor)}
         # captured outputs that are metas (shapes, never tensors) are kept as they are
-        self._meta_outputs = [g.f.outputs[i].node().kind in _META_PRODUCERS
+        self._meta_outputs = [g.f.outputs[i].node.kind in _META_PRODUCERS
                               for i in g.df_input_captured_outputs]
 
     def __call__(self, *inputs) -> list:

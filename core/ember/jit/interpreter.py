@@ -55,7 +55,7 @@ def location_note(node) -> str:
     if what == "prim::AutogradFormula":
         what = f"the backward of {node.attr('op', '?')}"
     elif what in _UNPACK_KINDS and node.inputs:
-        src = node.inputs[0].node()
+        src = node.inputs[0].node
         where = where or src.source_location
         # NOTE: the trace fixed how many tensors the op returns; other inputs may change it
         what = (f"{what} of {src.kind}'s {len(node.outputs)} results, a count the trace "

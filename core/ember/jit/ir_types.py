@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 from ember import types as _et
+from ember.jit._compat import flags
 
 __all__ = [
     "JitType", "TensorType", "IntType", "FloatType", "BoolType", "NoneType", "StringType",
@@ -41,15 +42,25 @@ __all__ = [
 
 # "Float" -> ember.float32 etc.: the names PyTorch prints for tensor element types.
 TENSOR_TYPE_NAMES = {s.type_name: s for s in _et.all_scalar_types}
+_CONTAINS_TENSOR = flags("JitType", "contains_tensor")
+_IS_COMPLETE = flags("TensorType", "is_complete")
 
 
 class JitType:
-    """Base of all IR value types (PyTorch's ``c10::Type``). ``str(t)`` is its annotation."""
+    """Base of all IR value types (PyTorch's ``c10::Type``). ``str(t)`` is its annotation.
+
+    ``contains_tensor`` (a property) says whether a value of this type holds tensors (a
+    tensor, or a list/tuple/optional of them).
+    """
 
     __slots__ = ()
 
+    @property
     def contains_tensor(self) -> bool:
         """Whether a value of this type holds tensors (a tensor, or a list/tuple of them)."""
+        return _CONTAINS_TENSOR[self._contains_tensor()]
+
+    def _contains_tensor(self) -> bool:
         return False
 
 
@@ -102,19 +113,25 @@ class TensorType(JitType):
         return cls(dtype=t.dtype, device=t.device, sizes=tuple(t._data.shape),
                    requires_grad=bool(t.requires_grad))
 
-    def contains_tensor(self) -> bool:
+    def _contains_tensor(self) -> bool:
         return True
 
     def concrete_sizes(self) -> Optional[Tuple[int, ...]]:
-        """The sizes when every one is known, else None."""
+        """The sizes when every one is known, else None.
+
+        A method, not a property, although it takes no argument: its answer may be None,
+        and a property could not keep the existing call ``t.concrete_sizes()`` working then.
+        """
         if self.sizes is None or any(s is None for s in self.sizes):
             return None
         return self.sizes  # type: ignore[return-value]
 
+    @property
     def is_complete(self) -> bool:
         """Whether dtype, device, every size and requires_grad are all known."""
-        return (self.dtype is not None and self.device is not None
-                and self.requires_grad is not None and self.concrete_sizes() is not None)
+        return _IS_COMPLETE[self.dtype is not None and self.device is not None
+                            and self.requires_grad is not None
+                            and self.concrete_sizes() is not None]
 
     def with_sizes(self, sizes) -> TensorType:
         """A copy with ``sizes`` (a sequence of ints/None, or None for unknown rank)."""
@@ -225,8 +242,8 @@ class ListType(JitType):
 
     elem: JitType
 
-    def contains_tensor(self) -> bool:
-        return self.elem.contains_tensor()
+    def _contains_tensor(self) -> bool:
+        return self.elem._contains_tensor()
 
     def __str__(self) -> str:
         return f"{self.elem}[]"
@@ -241,8 +258,8 @@ class TupleType(JitType):
     def __post_init__(self):
         object.__setattr__(self, "elems", tuple(self.elems))
 
-    def contains_tensor(self) -> bool:
-        return any(e.contains_tensor() for e in self.elems)
+    def _contains_tensor(self) -> bool:
+        return any(e._contains_tensor() for e in self.elems)
 
     def __str__(self) -> str:
         return f"({', '.join(map(str, self.elems))})"
@@ -254,8 +271,8 @@ class OptionalType(JitType):
 
     elem: JitType
 
-    def contains_tensor(self) -> bool:
-        return self.elem.contains_tensor()
+    def _contains_tensor(self) -> bool:
+        return self.elem._contains_tensor()
 
     def __str__(self) -> str:
         return f"{self.elem}?"

@@ -61,9 +61,9 @@ class _Linter:
         for v in self.values:
             if names.get(v.debug_name) is not v:
                 other = names.get(v.debug_name)
-                self.fail(v.node(), f"debug name %{v.debug_name} is not unique or not "
+                self.fail(v.node, f"debug name %{v.debug_name} is not unique or not "
                                     f"registered (it maps to "
-                                    f"{'nothing' if other is None else other.node().kind})")
+                                    f"{'nothing' if other is None else other.node.kind})")
             for use in v._uses:
                 self.check_use(v, use)
         if len(names) != len(self.values):
@@ -74,7 +74,7 @@ class _Linter:
     def check_use(self, v, use) -> None:
         user, i = use
         if user not in self.placed:
-            self.fail(v.node(), f"%{v.debug_name} lists a use by {user.kind} (input {i}), which "
+            self.fail(v.node, f"%{v.debug_name} lists a use by {user.kind} (input {i}), which "
                                 f"is not in the graph (destroyed or never inserted)")
         if i >= len(user._inputs) or user._inputs[i] is not v:
             self.fail(user, f"%{v.debug_name} lists use (input {i}) but that input is not it")

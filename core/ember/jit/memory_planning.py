@@ -223,7 +223,7 @@ def _gate(graph, planned) -> tuple:
         if v in seen:
             continue
         seen.add(v)
-        n = v.node()
+        n = v.node
         if n is graph.block.param_node:
             found.add(v)
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Optional
 
+from ember.jit._compat import CallableList, flags, warn_call
 from ember.jit.attributes import check_attr_value
 from ember.jit.ir_types import JitType, TensorType
 from ember.jit.kinds import has_side_effects
@@ -28,6 +29,7 @@ _LOWER, _UPPER, _INTERVAL = -(2 ** 62), 2 ** 62, 2 ** 20
 _KIND_RE = re.compile(r"^[A-Za-z_]\w*::[A-Za-z_][\w.]*$")
 _ATTR_RE = re.compile(r"^[A-Za-z_]\w*$")
 _MISSING = object()
+_HAS_SIDE_EFFECTS = flags("Node", "has_side_effects")
 
 
 class Node:
@@ -69,6 +71,14 @@ class Node:
         kind: the qualified symbol (see above).
         source_location: ``file:line`` of the user code that produced it, or None.
         scope: the module path that produced it (``features.0``), or None.
+        inputs, outputs, blocks: tuples (snapshots) of Values / Values / Blocks.
+        graph, owning_block, prev, next: where it lives (``owning_block`` None when
+            detached); ``prev``/``next`` are its neighbours in the block.
+        destroyed, has_side_effects: yes/no values.
+        attr_names: the attribute names, sorted.
+
+    Methods take arguments (``input(i)``, ``attr(name)``, ``insert_before(n)``) or act
+    (``destroy()``). See ``docs/jit-ir.md`` for the whole API.
     """
 
     __slots__ = ("kind", "_graph", "_block", "_prev", "_next", "_pos", "_inputs", "_outputs",
@@ -264,6 +274,7 @@ class Node:
         return self
 
     def has_attr(self, name: str) -> bool:
+        """Whether attribute ``name`` is set."""
         return name in self._attrs
 
     def remove_attr(self, name: str) -> None:
@@ -271,9 +282,10 @@ class Node:
         self.attr(name)
         del self._attrs[name]
 
+    @property
     def attr_names(self) -> list:
-        """The attribute names, sorted (the order they print in)."""
-        return sorted(self._attrs)
+        """The attribute names, sorted (the order they print in); a new list each time."""
+        return CallableList(sorted(self._attrs), "Node", "attr_names")
 
     def g(self, name: str = "Subgraph"):
         """The Graph held in attribute ``name`` (``Subgraph`` of FusionGroup and friends)."""
@@ -417,10 +429,16 @@ class Node:
         self._graph._all_nodes.discard(self)
         self._destroyed = True
 
+    @property
     def has_side_effects(self) -> bool:
         """Whether dead-code elimination must keep this node although no output is used
         (see :func:`ember.jit.kinds.has_side_effects`)."""
-        return has_side_effects(self)
+        return _HAS_SIDE_EFFECTS[bool(has_side_effects(self))]
+
+    def __call__(self) -> Node:
+        # NOTE: only the deprecated ``value.node()`` calls a node (Value.node is a property).
+        warn_call("Value", "node")
+        return self
 
     def __repr__(self) -> str:
         from ember.jit.printer import format_node

@@ -267,11 +267,11 @@ def _lowering(kernel_name: str, st, consts: dict, tensors) -> Optional[str]:
 
 
 def _constant(v):
-    n = v.node()
+    n = v.node
     if n.kind == prim.Constant:
         return n.attr("value", None)
-    if n.kind == prim.ListConstruct and all(i.node().kind == prim.Constant for i in n.inputs):
-        return [i.node().attr("value", None) for i in n.inputs]
+    if n.kind == prim.ListConstruct and all(i.node.kind == prim.Constant for i in n.inputs):
+        return [i.node.attr("value", None) for i in n.inputs]
     return _NOT_CONST
 
 

@@ -91,7 +91,7 @@ class _Printer:
 
     def head(self, n) -> str:
         outs = _decls(n.outputs, ", ")
-        kind, attrs = n.kind, n.attr_names()
+        kind, attrs = n.kind, n.attr_names
         if self.is_graph(n._attrs.get("Subgraph")):
             kind = self.label(n.kind, n._attrs["Subgraph"])
             attrs.remove("Subgraph")

@@ -66,7 +66,7 @@ def fingerprint(graph) -> tuple:
     for k, n in enumerate(graph.all_nodes()):
         for j, o in enumerate(n.outputs):
             ids[o] = (k, j)
-        attrs = tuple((a, _const_key(n.attr(a))) for a in n.attr_names()
+        attrs = tuple((a, _const_key(n.attr(a))) for a in n.attr_names
                       if a != "Subgraph")
         out.append((n.kind, attrs, tuple(ids.get(v, "?") for v in n.inputs),
                     len(n.outputs)))

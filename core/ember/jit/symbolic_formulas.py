@@ -192,7 +192,7 @@ class _Lowering:
         v = self.env[e.id]
         if isinstance(v, (_Op, _Num)) or _is_tensor(v):
             return v
-        if v.node().kind != prim.Constant:
+        if v.node.kind != prim.Constant:
             raise NotSymbolic(f"{e.id!r} is not a tensor and not a constant")
         return _num(v.to_ivalue(), e)
 

@@ -159,7 +159,7 @@ class _Sym:
 
     def _value_in(self, state):
         v = self._values.get(id(state))
-        if v is None or v.node().graph is not state.graph:
+        if v is None or v.node.graph is not state.graph:
             v = self._values[id(state)] = self._build(state)
         return v
 

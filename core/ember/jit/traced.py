@@ -16,7 +16,8 @@ Python control flow, non-tensor arguments, the module's training flag.
 
 ``check_trace=True`` (the default) traces a second time and runs the traced function on
 the example inputs: a different graph or a different result gives a TracerWarning (a
-sign of data-dependent control flow or randomness).
+sign of data-dependent control flow or randomness). A graph with random nodes (dropout
+in train mode) gives one TracerWarning naming each of them instead of the comparison.
 
 Reference: ``torch.jit.trace`` / ``torch.jit.TracedModule``.
 """
@@ -32,6 +33,7 @@ from ..tensor import Tensor
 from .executor import GraphExecutor
 from .ir import Graph
 from .ir_types import TensorType
+from .nondeterminism import describe_node, nondeterministic_nodes
 from .passes.dead_code_elimination import eliminate_dead_code
 from .shape_guards import Variant, fingerprint, input_shapes
 from .tracer import TracerWarning, TracingState, open_trace
@@ -426,9 +428,20 @@ def _check(traced, fn, args, module, refs, tol: float) -> None:
                       f"depend on randomness or global state?)\n{diff}", TracerWarning,
                       stacklevel=3)
         return
+    random_nodes = nondeterministic_nodes(traced.graph)
+    if random_nodes:  # the outputs differ at every call: comparing them says nothing
+        nodes = "\n".join("\t" + describe_node(n, module) for n in random_nodes)
+        warnings.warn(f"Trace had nondeterministic nodes. Did you forget to call .eval() on "
+                      f"your model? Nodes:\n{nodes}\nThe trace check did not compare the "
+                      f"outputs; pass check_trace=False to ember.jit.trace to skip the check",
+                      TracerWarning, stacklevel=3)
+        return
     with no_grad():
         expected, _ = _flatten(fn(*args), "outputs")
-        got, _ = _flatten(traced(*args), "outputs")
+    # NOTE: in the caller's grad mode, so the check compiles the very plan (ArgumentSpec)
+    # that the first call with such inputs runs; under no_grad it compiled one more plan
+    # and every pass ran twice per trace.
+    got, _ = _flatten(traced(*args), "outputs")
     for i, (e, g) in enumerate(zip(expected, got)):
         ea, ga = e.detach().numpy(force=True), g.detach().numpy(force=True)
         if ea.shape != ga.shape or not np.allclose(ga, ea, rtol=tol, atol=tol, equal_nan=True):

@@ -255,7 +255,7 @@ def record_op(kind: str, fn, args: tuple, kwargs: dict):
         ins = [state.encode(v, a) for v, a in zip(values, info.schema.arguments)]
         node = g.insert_node(g.create(kind, ins, num_outputs=0))
         node.source_location = loc
-        node.scope = ".".join(state.scope) or None
+        node.scope = state.scope[-1] if state.scope else None  # qualified names
         _record_outputs(state, node, info, results)
         if out_kw is not None:
             state.set_value(out_kw, node.outputs[0])
@@ -265,7 +265,7 @@ def record_op(kind: str, fn, args: tuple, kwargs: dict):
 def _wrote_in_place(g: Graph, mark) -> bool:
     n = mark.next if mark is not None else g.block.nodes()[0] if g.block.nodes() else None
     while n is not None and n is not g.block.return_node:
-        if n.has_side_effects():
+        if n.has_side_effects:
             return True
         n = n.next
     return False

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ember.jit._compat import flags
 from ember.jit.ir_types import JitType
 
 if TYPE_CHECKING:
     from ember.jit.node import Node
 
 __all__ = ["Use", "Value"]
+
+_HAS_USES, _IS_CONSTANT = flags("Value", "has_uses"), flags("Value", "is_constant")
 
 
 class Use(NamedTuple):
@@ -30,11 +33,19 @@ class Value:
     block's ``prim::Param`` node).
 
     Attributes:
-        offset: its index in ``node().outputs``.
+        node: the :class:`Node` that produces it (a ``prim::Param`` for block inputs).
+        offset: its index in ``node.outputs``.
         type: its :class:`~ember.jit.ir_types.JitType` (assignable).
         debug_name: its name, unique within the graph (``x``, ``x.1``, ``3``); assigning a
             taken name gives ``name.N`` instead.
         uses: the nodes reading it, as a tuple of :class:`Use` (a snapshot).
+        graph: the Graph it belongs to.
+        has_uses: whether any node (or block return) reads it.
+        is_constant: whether it is the output of a ``prim::Constant``.
+
+    ``has_uses`` and ``is_constant`` are yes/no values (``if v.is_constant:``); the old
+    method spellings ``v.node()``, ``v.is_constant()``, ``v.has_uses()`` still work and
+    raise a DeprecationWarning (see :mod:`ember.jit._compat`).
     """
 
     __slots__ = ("_node", "offset", "_type", "_name", "_uses")
@@ -44,6 +55,7 @@ class Value:
         self._name = ""
         self.type = type
 
+    @property
     def node(self) -> Node:
         """The node that produces this value (a ``prim::Param`` for block inputs)."""
         return self._node
@@ -76,22 +88,25 @@ class Value:
         """The Graph this value belongs to."""
         return self._node._graph
 
+    @property
     def has_uses(self) -> bool:
         """Whether any node (or block return) reads this value."""
-        return bool(self._uses)
+        return _HAS_USES[bool(self._uses)]
 
+    @property
     def is_constant(self) -> bool:
         """Whether this value is the output of a ``prim::Constant`` node."""
-        return self._node.kind == "prim::Constant"
+        return _IS_CONSTANT[self._node.kind == "prim::Constant"]
 
     def to_ivalue(self) -> Any:
         """The Python value of a constant (``value`` attribute of its ``prim::Constant``).
 
-        Raises ValueError when the value is not a constant; check ``is_constant()`` first.
+        A method, not a property: it converts, and raises ValueError when the value is not
+        a constant (check ``is_constant`` first).
         """
-        if not self.is_constant():
+        if self._node.kind != "prim::Constant":
             raise ValueError(f"%{self._name} is produced by {self._node.kind}, not "
-                             f"prim::Constant; check value.is_constant() first")
+                             f"prim::Constant; check value.is_constant first")
         return self._node.attr("value", None)
 
     def replace_all_uses_with(self, new: Value) -> None:

@@ -95,7 +95,7 @@ def _reduce_dims(node) -> Optional[str]:
     """``"last"`` / ``"all"`` for a reduction's constant dim argument, else None."""
     dim_v = node.inputs[1]
     t = _tensor_type(node.inputs[0])
-    if not dim_v.is_constant() or t is None or t.rank is None:
+    if not dim_v.is_constant or t is None or t.rank is None:
         return None
     dim = dim_v.to_ivalue()
     rank = t.rank
@@ -145,7 +145,7 @@ class CpuFuser(Fuser):
             if _reduce_dims(node) is None:
                 return f"{kind}: only a reduction over the last dim or all dims fuses"
             for extra in node.inputs[2:]:
-                if not extra.is_constant():
+                if not extra.is_constant:
                     return f"{kind}: a non-constant argument"
             if REDUCTION_KINDS[kind] and node.inputs[3].to_ivalue() is not None:
                 return f"{kind}: a dtype= argument does not fuse"
@@ -213,7 +213,7 @@ class _Lowering:
         """The program Value of graph value ``v``: computed, loaded, or a constant."""
         if v in self.env:
             return self.env[v]
-        node = v.node()
+        node = v.node
         if node.kind == prim.Constant:
             value = v.to_ivalue()
             if value is not None and not isinstance(value, (bool, int, float, str)):
@@ -262,7 +262,7 @@ class _Lowering:
                     operands.append(pv)
                     logical.append(None)
             else:
-                if not v.is_constant():
+                if not v.is_constant:
                     raise FusionDeclined(f"{kind}: a non-constant {a.name}")
                 value = v.to_ivalue()
                 layout.append(("c", value))

@@ -178,7 +178,7 @@ def can_lower_node(node) -> Optional[str]:
                 return (f"{kind} of pieces of shapes {[list(k) for k in known]}: one kernel "
                         f"walks one shape")
         return None
-    if kind in _DIVISION_KINDS and not node.inputs[1].is_constant():
+    if kind in _DIVISION_KINDS and not node.inputs[1].is_constant:
         out = _tensor_type(node.outputs[0])
         if out is not None and not out.dtype.is_floating_point:
             # NOTE: only this node stays out; the pointwise ops around it still fuse
@@ -188,10 +188,10 @@ def can_lower_node(node) -> Optional[str]:
     if kind in REDUCTION_KINDS or kind in ROW_KINDS:
         rank = _tensor_type(node.inputs[0]).rank if _tensor_type(node.inputs[0]) else None
         dim = node.inputs[1]
-        if not dim.is_constant() or not _dim_is_last(dim.to_ivalue(), rank):
+        if not dim.is_constant or not _dim_is_last(dim.to_ivalue(), rank):
             return f"{kind}: only a reduction over the last dimension fuses"
         for extra in node.inputs[2:]:
-            if not extra.is_constant():
+            if not extra.is_constant:
                 return f"{kind}: a non-constant argument"
         if kind in ROW_KINDS or (kind in REDUCTION_KINDS and REDUCTION_KINDS[kind]):
             if node.inputs[-1].to_ivalue() is not None:
@@ -243,7 +243,7 @@ def lower_subgraph(subgraph) -> KernelPlan:
             n = names[v]
             return n if isinstance(n, ops.Operand) else ops.Operand(n, dtypes[n],
                                                                      rank=ranks.get(n))
-        if v.node().kind == prim.Constant:
+        if v.node.kind == prim.Constant:
             value = v.to_ivalue()
             if value is not None and not isinstance(value, (bool, int, float, str)):
                 raise FusionDeclined(f"a constant of type {type(value).__name__} "
@@ -312,7 +312,7 @@ def lower_subgraph(subgraph) -> KernelPlan:
                 raise FusionDeclined(f"{kind} of a value computed in the group (FuseGraph "
                                      f"keeps chunks on group inputs)")
             param, dim = node.inputs[1].to_ivalue(), node.inputs[2].to_ivalue()
-            if not (node.inputs[1].is_constant() and node.inputs[2].is_constant()):
+            if not (node.inputs[1].is_constant and node.inputs[2].is_constant):
                 raise FusionDeclined(f"{kind} with non-constant arguments")
             unpack = [u.user for u in node.output().uses]
             if len(unpack) != 1 or unpack[0].kind != prim.ListUnpack:

@@ -217,3 +217,48 @@ def test_a_plugin_pass_is_named_with_its_plugin(tmp_path, monkeypatch):
         monkeypatch.undo()
         sys.modules.pop(mod, None)
         manager.reload()
+
+
+RECORDING_PLUGIN = '''
+from ember.plugins import hookimpl
+
+SEEN = []
+
+
+def record_graph(graph):
+    SEEN.append(str(graph))
+
+
+@hookimpl
+def ember_jit_passes():
+    return [("nondiff", record_graph)]
+'''
+
+
+def test_a_raising_pass_leaves_a_later_plugins_pass_running(tmp_path, monkeypatch):
+    """Issue 36: a pass that raises used to disable every later pass, other plugins'
+    included; the later plugin pass must still run, on the graph from before it."""
+    mod = "ember_t36_recording_pass"
+    (tmp_path / f"{mod}.py").write_text(textwrap.dedent(RECORDING_PLUGIN))
+    info = tmp_path / "ember_t36_recording_pass-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ember-t36-recording-pass\n"
+                                   "Version: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ember]\nrecorder = {mod}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    manager.reload()
+    try:
+        plugin = __import__(mod)
+        tf = ember.jit.trace(fn, inputs(), check_trace=False)
+        with ember.jit.register_pass(raises, stage="optimization"):
+            x, y = inputs()
+            before = len(plugin.SEEN)
+            with pytest.warns(JitPassWarning, match="'raises' .*raised RuntimeError: kaboom"):
+                with E.no_grad():
+                    out = tf(x, y)
+        assert len(plugin.SEEN) == before + 1, "the plugin's pass did not run after it"
+        np.testing.assert_allclose(to_np(out), to_np(fn(x, y)), rtol=1e-12)
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop(mod, None)
+        manager.reload()

@@ -169,7 +169,7 @@ def test_pack_and_get_gradient_round_trip():
     reparsed = parse_ir(text)
     assert get_gradient(next(reparsed.nodes())).df_output_vjps == [0, 1]
     with pytest.raises(ValueError, match="expected a prim::DifferentiableGraph"):
-        pack_gradient(gr, gr.f.return_node.inputs[0].node())
+        pack_gradient(gr, gr.f.return_node.inputs[0].node)
 
 
 def test_an_undifferentiated_group_runs_its_subgraph():

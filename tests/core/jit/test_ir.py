@@ -43,11 +43,11 @@ def test_build_the_module_docstring_example():
         "  return (%4)\n")
     assert x.uses == (Use(mm, 0), Use(add, 1))
     assert add.output().uses == (Use(g.return_node, 0),)
-    assert alpha.is_constant() and alpha.to_ivalue() == 1
-    assert mm.output().node() is mm and add.output().offset == 0
+    assert alpha.is_constant and alpha.to_ivalue() == 1
+    assert mm.output().node is mm and add.output().offset == 0
     assert [n.kind for n in g.nodes()] == ["prim::Constant", "ember::mm", "ember::add"]
     assert mm.owning_block is g.block and g.block.owning_node is None
-    assert mm.next is add and mm.prev is alpha.node() and add.next is g.return_node
+    assert mm.next is add and mm.prev is alpha.node and add.next is g.return_node
 
 
 def test_insert_constant_infers_types():
@@ -109,7 +109,7 @@ def test_replace_inputs_and_uses():
     assert n2.inputs == (y, x, x)
     g.lint()
     n2.remove_all_inputs()
-    assert n2.inputs == () and not y.has_uses()
+    assert n2.inputs == () and not y.has_uses
     n2.add_input(n1.output())
     g.lint()
     n3.output().replace_all_uses_with(n1.output())
@@ -257,7 +257,7 @@ def test_blocks_if_and_loop_built_by_hand():
     body.register_output(y)
     g.register_output(loop.output())
     g.lint()
-    assert body.owning_node is loop and i.node() is body.param_node
+    assert body.owning_node is loop and i.node is body.param_node
     assert body.outputs == (stop, y) and loop.blocks == (body,)
     assert len(list(g.all_nodes())) == 4
     body.insert_input(0, "first")
@@ -277,7 +277,7 @@ def test_attributes():
     n = g.create("ember::foo", num_outputs=0)
     assert n.set_attr("i", 1).set_attr("l", [1, 2]) is n
     assert n.attr("i") == 1 and n.attr("missing", None) is None and n.has_attr("l")
-    assert n.attr_names() == ["i", "l"]
+    assert n.attr_names == ["i", "l"]
     with pytest.raises(KeyError, match="has no attribute 'zz'"):
         n.attr("zz")
     with pytest.raises(TypeError, match="cannot hold"):
@@ -285,7 +285,7 @@ def test_attributes():
     with pytest.raises(ValueError, match="identifiers"):
         n.set_attr("1x", 1)
     n.remove_attr("i")
-    assert n.attr_names() == ["l"]
+    assert n.attr_names == ["l"]
     with pytest.raises(TypeError, match="not a Graph"):
         n.g("l")
     with pytest.raises(ValueError, match="qualified symbol"):
@@ -296,14 +296,14 @@ def test_side_effects():
     g = Graph()
     x = g.add_input()
     mk = lambda kind: g.create(kind, [x])  # noqa: E731
-    assert mk("prim::Print").has_side_effects()
-    assert mk("prim::PythonOp").has_side_effects()
-    assert not mk("prim::PythonOp").set_attr("has_side_effects", False).has_side_effects()
-    assert mk("ember::add_").has_side_effects()
-    assert not mk("ember::add").has_side_effects() and not mk("ember::__and__").has_side_effects()
+    assert mk("prim::Print").has_side_effects
+    assert mk("prim::PythonOp").has_side_effects
+    assert not mk("prim::PythonOp").set_attr("has_side_effects", False).has_side_effects
+    assert mk("ember::add_").has_side_effects
+    assert not mk("ember::add").has_side_effects and not mk("ember::__and__").has_side_effects
     if_ = mk("prim::If")
     if_.add_block().append_node(mk("prim::Print"))
-    assert if_.has_side_effects()
+    assert if_.has_side_effects
 
 
 def test_copy_is_independent_and_prints_the_same():

@@ -44,7 +44,7 @@ def test_print_and_parse(t, text):
 
 def test_tensor_type_fields_and_errors():
     t = T(E.float32, sizes=(2, 3))
-    assert t.rank == 2 and t.concrete_sizes() == (2, 3) and not t.is_complete()
+    assert t.rank == 2 and t.concrete_sizes() == (2, 3) and not t.is_complete
     assert T(rank=2).sizes == (None, None) and T(rank=2) == T(sizes=(None, None))
     assert T(rank=2).concrete_sizes() is None
     assert t.with_sizes([4]).sizes == (4,) and t.with_sizes(None).rank is None
@@ -64,7 +64,7 @@ def test_tensor_type_fields_and_errors():
 def test_from_tensor():
     t = TensorType.from_tensor(E.ones(2, 3, dtype=E.float64, requires_grad=True))
     assert t == T(E.float64, E.Device("cpu"), sizes=(2, 3), requires_grad=True)
-    assert t.is_complete() and str(t) == "Double(2, 3, requires_grad=1, device=cpu)"
+    assert t.is_complete and str(t) == "Double(2, 3, requires_grad=1, device=cpu)"
     assert TensorType.from_tensor(E.tensor(1.0)).rank == 0
 
 
@@ -82,8 +82,8 @@ def test_merge_and_unify():
     assert unify_types(IntType(), FloatType()) is None
     assert unify_types(TupleType((IntType(),)), TupleType((StringType(),))) is None
     assert unify_types(AnyType(), IntType()) == AnyType()
-    assert ListType(T()).contains_tensor() and not ListType(IntType()).contains_tensor()
-    assert TupleType((IntType(), OptionalType(T()))).contains_tensor()
+    assert ListType(T()).contains_tensor and not ListType(IntType()).contains_tensor
+    assert TupleType((IntType(), OptionalType(T()))).contains_tensor
 
 
 @pytest.mark.parametrize("text, msg", [

@@ -130,7 +130,7 @@ def test_tensor_constants_round_trip_exactly():
         g.insert_constant(t)
     big = g.insert_constant(E.zeros(10, 10))
     assert "<Tensor float32 (10, 10)>" in str(g)
-    big.node().destroy()
+    big.node.destroy()
     g2 = parse_ir(str(g))
     for a, b in zip(g.nodes(), g2.nodes()):
         ta, tb = a.attr("value"), b.attr("value")

@@ -124,7 +124,7 @@ def test_maybe_multiply_by_one_is_the_gradient_itself():
     assert compile_formula("grad", env, g.block) is env["grad"]
     assert str(g) == before
     out = compile_formula("maybe_multiply(grad, two)", env, g.block)
-    assert out.node().kind == "ember::mul" and out.node().inputs[1].to_ivalue() == 2
+    assert out.node.kind == "ember::mul" and out.node.inputs[1].to_ivalue() == 2
 
 
 NOT_SYMBOLIC = {

@@ -58,10 +58,10 @@ def test_arguments_in_schema_order_with_constants():
     tf = trace(lambda x, y: E.add(x, y, alpha=3).sum(1, keepdim=True).view(2, 1), E.ones(2, 3),
                E.ones(2, 3))
     nodes = {n.kind: n for n in tf.graph.block.nodes()}
-    const = [v.node().attr("value") for v in nodes["ember::add"].inputs[2:]]
+    const = [v.node.attr("value") for v in nodes["ember::add"].inputs[2:]]
     assert const == [3]
-    assert [v.node().attr("value") for v in nodes["ember::sum"].inputs[1:]] == [1, True, None]
-    assert nodes["ember::view"].inputs[1].node().attr("value") == [2, 1]
+    assert [v.node.attr("value") for v in nodes["ember::sum"].inputs[1:]] == [1, True, None]
+    assert nodes["ember::view"].inputs[1].node.attr("value") == [2, 1]
 
 
 def test_handwritten_ops_in_place_ops_and_multiple_outputs():
@@ -195,7 +195,7 @@ def test_nested_traces_both_record():
     # the inner trace saw ``a`` for the first time: a constant there, an input in s1
     (mul2,) = [n for n in s2.graph.block.nodes() if n.kind == "ember::mul"]
     assert mul2.inputs[0] is s2.graph.inputs[0]
-    assert mul2.inputs[1].node().kind == "prim::Constant"
+    assert mul2.inputs[1].node.kind == "prim::Constant"
     (mul1,) = [n for n in s1.graph.block.nodes() if n.kind == "ember::mul"]
     assert mul1.inputs[1] is s1.graph.inputs[0]
     assert_close(d, -np.exp([1.0, 2.0]) * [1.0, 2.0], rtol=1e-6)

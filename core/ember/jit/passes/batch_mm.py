@@ -140,22 +140,22 @@ def _hoistable(mm: Node, limit: Node, block: Block, outputs: set) -> Optional[li
     in block order, when all can move before ``limit``: no side effects, no blocks, none
     reading ``outputs`` (that would make ``mm`` depend on the group). Else None."""
     found: list = []
-    stack = [v.node() for v in mm.inputs]
+    stack = [v.node for v in mm.inputs]
     while stack:
         n = _in_block(stack.pop(), block)
         if n is None or n in found or n.is_before(limit):
             continue
-        if n.blocks or n.has_side_effects() or any(v in outputs for v in n.inputs):
+        if n.blocks or n.has_side_effects or any(v in outputs for v in n.inputs):
             return None
         found.append(n)
-        stack.extend(v.node() for v in n.inputs)
+        stack.extend(v.node for v in n.inputs)
     return sorted(found, key=_Order)
 
 
 def _last_def(mm: Node, block: Block) -> Optional[Node]:
     """The last node of ``block`` defining an input of ``mm`` (None: all come from outside
     or from the block's inputs)."""
-    return _latest([_in_block(v.node(), block) for v in mm.inputs])
+    return _latest([_in_block(v.node, block) for v in mm.inputs])
 
 
 def _first_use(mm: Node, block: Block) -> Optional[Node]:
@@ -283,7 +283,7 @@ def _collect(n: Node, leaves: list, inner: list, is_root: bool = False) -> bool:
         inner.append(n)
     block = n.owning_block
     for v in n.inputs[:2]:
-        child = v.node()
+        child = v.node
         if child.owning_block is not block or not _collect(child, leaves, inner):
             return False
     return True
@@ -309,6 +309,6 @@ def _list(g: Graph, values: list) -> Value:
 
 
 def _is_one(v: Value) -> bool:
-    return v.is_constant() and type(v.to_ivalue()) in (int, float) and v.to_ivalue() == 1
+    return v.is_constant and type(v.to_ivalue()) in (int, float) and v.to_ivalue() == 1
 
 

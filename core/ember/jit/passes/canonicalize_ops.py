@@ -88,7 +88,7 @@ def _run(graph: Graph, block: Block) -> None:
             _replace(graph, n, "ember::clamp", [ins[0], ins[1], _none(graph, n)])
         elif n.kind == "ember::clamp_max":
             _replace(graph, n, "ember::clamp", [ins[0], _none(graph, n), ins[1]])
-        elif _commutes(n) and ins[0].is_constant() and not ins[1].is_constant():
+        elif _commutes(n) and ins[0].is_constant and not ins[1].is_constant:
             a = n.replace_input(0, ins[1])
             n.replace_input(1, a)
 
@@ -96,7 +96,7 @@ def _run(graph: Graph, block: Block) -> None:
 def _commutes(n: Node) -> bool:
     if n.kind in _COMMUTATIVE:
         return True
-    if n.kind != "ember::add" or len(n.inputs) != 3 or not n.input(2).is_constant():
+    if n.kind != "ember::add" or len(n.inputs) != 3 or not n.input(2).is_constant:
         return False
     alpha = n.input(2).to_ivalue()
     return type(alpha) in (int, float) and alpha == 1
@@ -114,7 +114,7 @@ def _replace(graph: Graph, n: Node, kind: str, inputs: Sequence[Value]) -> None:
     for o in n.outputs:
         new.add_output(o.type)
     new.source_location, new.scope = n.source_location, n.scope
-    for name in n.attr_names():
+    for name in n.attr_names:
         new.set_attr(name, n.attr(name))
     new.insert_before(n)
     n.replace_all_uses_with(new)

@@ -79,7 +79,7 @@ def _check(block: Block, graph: Graph) -> None:
         written = n.input(0)
         base = _base(written)
         t = base.type
-        if (base.node() is not graph.param_node or not isinstance(t, TensorType)
+        if (base.node is not graph.param_node or not isinstance(t, TensorType)
                 or t.requires_grad is not True):
             continue
         through = "" if base is written else f" through the view %{written.debug_name}"
@@ -98,7 +98,7 @@ def _base(v: Value) -> Value:
     seen = set()
     while v not in seen:
         seen.add(v)
-        n = v.node()
+        n = v.node
         if n.kind == prim.ListUnpack:
             v = n.input(0)
             continue

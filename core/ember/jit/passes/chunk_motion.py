@@ -62,7 +62,7 @@ def try_move_chunk(fuser, chunk: Node, device, block: Block) -> bool:
         pieces = [list(chunk.outputs[k * n:(k + 1) * n]) for k in range(len(sources))]
         chunks, dim, unpack, list_uses = chunk.attr("chunks"), chunk.attr("dim"), None, []
     else:
-        if not (chunk.inputs[1].is_constant() and chunk.inputs[2].is_constant()):
+        if not (chunk.inputs[1].is_constant and chunk.inputs[2].is_constant):
             return False
         chunks, dim = chunk.inputs[1].to_ivalue(), chunk.inputs[2].to_ivalue()
         sources, unpack, list_uses = [chunk.inputs[0]], None, []
@@ -91,7 +91,7 @@ def _movable_uses(fuser, src: Value, chunk: Node, device, block: Block):
     """The ``prim::TensorMeta`` nodes reading ``src`` when the chunk may move above its
     producer (a fusible, broadcasting pointwise op on ``device`` that only ``chunk``
     reads otherwise); None when it may not."""
-    producer = src.node()
+    producer = src.node
     if (producer.owning_block is not block or producer.kind == prim.FusionGroup
             or producer.kind in _NOT_BROADCASTING
             or fuser.device_of(producer, block) != device):
@@ -121,7 +121,7 @@ def _move_chunk(fuser, chunk: Node, k: int, sources: list, pieces: list, params:
     piece, the old pieces' readers redirected, the old nodes destroyed. Returns False
     (the graph unchanged) when the fuser refuses the new BroadcastingChunk."""
     graph, src = chunk.graph, sources[k]
-    producer = src.node()
+    producer = src.node
     chunks, dim = params
     n = len(pieces[k])
     operands = list(dict.fromkeys(v for v in producer.inputs if isinstance(v.type, TensorType)))
@@ -183,9 +183,9 @@ def _move_chunk(fuser, chunk: Node, k: int, sources: list, pieces: list, params:
 def chunk_producing(v: Value, block: Block) -> Optional[Node]:
     """The ``ember::chunk`` or ``prim::BroadcastingChunk`` in ``block`` of which ``v`` is a
     piece (through a ``prim::ListUnpack`` for a chunk's list), or None."""
-    node = v.node()
+    node = v.node
     if node.kind == prim.ListUnpack:
-        node = node.input(0).node()
+        node = node.input(0).node
         if node.kind != "ember::chunk":
             return None
     elif node.kind not in ("ember::chunk", BROADCASTING_CHUNK):

@@ -75,7 +75,7 @@ def eliminate_common_subexpression(graph: Graph) -> None:
     same pure expression as an earlier node visible from them: the later node's users
     read the earlier node's outputs and the later node is destroyed.
     """
-    tensors_ok = not any(n.has_side_effects() and n.kind not in _NON_WRITING_KINDS
+    tensors_ok = not any(n.has_side_effects and n.kind not in _NON_WRITING_KINDS
                          for n in graph.all_nodes())
     _eliminate_in_block(graph.block, ChainMap(), tensors_ok)
 
@@ -100,7 +100,7 @@ def _eliminate_in_block(block: Block, seen: ChainMap, tensors_ok: bool) -> None:
 def _mergeable(node: Node, tensors_ok: bool) -> bool:
     if node.blocks or not node.outputs or node.kind in NONDETERMINISTIC_KINDS:
         return False
-    if node.has_side_effects():
+    if node.has_side_effects:
         return False
     if tensors_ok:
         return True
@@ -108,4 +108,4 @@ def _mergeable(node: Node, tensors_ok: bool) -> bool:
 
 
 def _may_hold_tensor(value) -> bool:
-    return value.type.contains_tensor() or isinstance(value.type, AnyType)
+    return value.type.contains_tensor or isinstance(value.type, AnyType)

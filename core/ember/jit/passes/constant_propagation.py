@@ -89,7 +89,7 @@ def constant_propagation(graph: Graph) -> None:
     constants only, simplify control flow with constant conditions, then remove dead code
     (see the module docstring). Returns None; never raises for a node that fails to fold.
     """
-    tensors_ok = not any(n.has_side_effects() and not n.blocks
+    tensors_ok = not any(n.has_side_effects and not n.blocks
                          and n.kind not in _NON_WRITING_KINDS for n in graph.all_nodes())
     _propagate_block(graph.block, tensors_ok)
     eliminate_dead_code(graph)
@@ -102,7 +102,7 @@ def _propagate_block(block: Block, tensors_ok: bool) -> None:
 
 
 def _propagate_node(node: Node, tensors_ok: bool) -> None:
-    constant_inputs = all(v.is_constant() for v in node.inputs)
+    constant_inputs = all(v.is_constant for v in node.inputs)
     if node.kind == prim.If:
         if constant_inputs and isinstance(_value_of(node.input(0)), bool):
             _inline_if(node, tensors_ok)
@@ -127,7 +127,7 @@ def _propagate_node(node: Node, tensors_ok: bool) -> None:
 
 def _value_of(v: Value) -> Any:
     # NOTE: a parsed ``prim::Constant()`` (no attribute) is None, as in PyTorch.
-    return v.node().attr("value", None)
+    return v.node.attr("value", None)
 
 
 # ---- folding ------------------------------------------------------------------------------
@@ -138,9 +138,9 @@ def _foldable(node: Node, tensors_ok: bool) -> bool:
         if not node.kind.startswith("ember::") or not is_op_kind(node.kind):
             return False
         if (op_info(node.kind).inplace or node.kind in NONDETERMINISTIC_KINDS
-                or node.has_side_effects()):
+                or node.has_side_effects):
             return False
-    if not tensors_ok and any(v.type.contains_tensor() or isinstance(v.type, AnyType)
+    if not tensors_ok and any(v.type.contains_tensor or isinstance(v.type, AnyType)
                               for v in node.inputs + node.outputs):
         return False
     for o in node.outputs:  # skip running what would be too large to keep anyway
@@ -237,8 +237,8 @@ def _remove_extra_if_outputs(node: Node) -> None:
         t, f = then_block.outputs[i], else_block.outputs[i]
         if t is f:  # defined outside the If, so it dominates the If's users
             new = t
-        elif t.is_constant() and f.is_constant() and _same_constant(t.node(), f.node()):
-            new = graph.create_clone(t.node(), {}).insert_before(node).output()
+        elif t.is_constant and f.is_constant and _same_constant(t.node, f.node):
+            new = graph.create_clone(t.node, {}).insert_before(node).output()
         else:
             continue
         node.outputs[i].replace_all_uses_with(new)
@@ -253,11 +253,11 @@ def _same_constant(a: Node, b: Node) -> bool:
 
 def _loop_will_not_run(node: Node) -> bool:
     trips, cond = node.inputs[0], node.inputs[1]
-    if trips.is_constant():
+    if trips.is_constant:
         n = _value_of(trips)
         if isinstance(n, int) and not isinstance(n, bool) and n <= 0:
             return True
-    return cond.is_constant() and _value_of(cond) is False
+    return cond.is_constant and _value_of(cond) is False
 
 
 def _remove_extra_loop_outputs(node: Node) -> None:

@@ -106,8 +106,8 @@ def _scan(graph: Graph, consumer: Node):
     if consumer.kind != prim.DifferentiableGraph:
         consumer = _singleton(graph, consumer)
     block = consumer.owning_block
-    producers = {v.node() for v in consumer.inputs if v.node().owning_block is block and
-                 v.node().kind != prim.Param}
+    producers = {v.node for v in consumer.inputs if v.node.owning_block is block and
+                 v.node.kind != prim.Param}
     for producer in sorted(producers, key=lambda n: n._pos, reverse=True):
         if _considered(producer) and _move_before(producer, consumer):
             _merge(graph, producer, consumer)
@@ -134,11 +134,11 @@ def _move_before(producer: Node, consumer: Node) -> bool:
     n = producer.next
     while n is not consumer:
         if _reads(n) & produced:
-            if n.has_side_effects():
+            if n.has_side_effects:
                 return False  # a print or a write would change order with those in between
             moving.append(n)
             produced.update(n.outputs)
-        elif n.has_side_effects() and n.kind not in _PURE_EFFECTS:
+        elif n.has_side_effects and n.kind not in _PURE_EFFECTS:
             return False  # it may write what the producer reads
         n = n.next
     if _reads(consumer) & (produced - set(producer.outputs)):
@@ -166,7 +166,7 @@ def _merge(graph: Graph, node: Node, group: Node) -> None:
             if n.kind != prim.Constant:
                 _merge(graph, n, group)
         for n in inner:
-            if n.kind == prim.Constant and not n.output().has_uses():
+            if n.kind == prim.Constant and not n.output().has_uses:
                 n.destroy()
         return
     sub = group.g("Subgraph")
@@ -175,15 +175,15 @@ def _merge(graph: Graph, node: Node, group: Node) -> None:
     for v in node.inputs:
         if v in env:
             continue
-        if v.node().kind == prim.Constant:  # copied in, so passes inside see the value
-            env[v] = sub.create_clone(v.node(), {}).insert_before(first).output()
+        if v.node.kind == prim.Constant:  # copied in, so passes inside see the value
+            env[v] = sub.create_clone(v.node, {}).insert_before(first).output()
         else:
             group.add_input(v)
             env[v] = sub.add_input(v.debug_name if not v.debug_name.isdigit() else None,
                                    v.type)
     clone = sub.create_clone(node, env.__getitem__).insert_before(first)
     for i, v in reversed(list(enumerate(group.inputs))):  # read inside now, not outside
-        if v.node() is node:
+        if v.node is node:
             group.remove_input(i)
             name = sub.inputs[i].debug_name
             sub.inputs[i].replace_all_uses_with(clone.outputs[v.offset])
@@ -192,7 +192,7 @@ def _merge(graph: Graph, node: Node, group: Node) -> None:
                 clone.outputs[v.offset].debug_name = name
     names = []
     for old, new in zip(node.outputs, clone.outputs):
-        if old.has_uses():  # used after the group: becomes one of its outputs
+        if old.has_uses:  # used after the group: becomes one of its outputs
             sub.register_output(new)
             out = group.add_output(old.type)
             old.replace_all_uses_with(out)
@@ -221,6 +221,6 @@ def unmerge_subgraph(group: Node) -> list:
     group.destroy()
     inlined = set(nodes)
     for new, name in names:  # values made by the inlined nodes take the group's names
-        if not name.isdigit() and new.node() in inlined:
+        if not name.isdigit() and new.node in inlined:
             new.debug_name = name
     return nodes

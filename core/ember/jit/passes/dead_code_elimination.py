@@ -69,13 +69,13 @@ def _eliminate_in_block(block: Block) -> None:
             _prune_loop_carried(node)
         for b in node.blocks:
             _eliminate_in_block(b)
-        if not any(o.has_uses() for o in node.outputs) and not node.has_side_effects():
+        if not any(o.has_uses for o in node.outputs) and not node.has_side_effects:
             node.destroy()
 
 
 def _prune_if_outputs(node: Node) -> None:
     for i in reversed(range(len(node.outputs))):
-        if not node.outputs[i].has_uses():
+        if not node.outputs[i].has_uses:
             for b in node.blocks:
                 b.erase_output(i)
             node.erase_output(i)
@@ -85,7 +85,7 @@ def _prune_loop_carried(node: Node) -> None:
     # Carried value j is node input 2+j, body input 1+j, body output 1+j and node output j.
     body = node.blocks[0]
     count = len(node.outputs)
-    live = {j for j in range(count) if node.outputs[j].has_uses()}
+    live = {j for j in range(count) if node.outputs[j].has_uses}
     while True:  # a live carried value makes live the carried values its update reads
         roots = [body.outputs[0]] + [body.outputs[1 + j] for j in live]
         read = _live_values(body, roots)
@@ -111,7 +111,7 @@ def _live_values(block: Block, roots) -> set:
     (everything they read counts), which only keeps more alive."""
     live = set(roots)
     for node in block.nodes(reverse=True):
-        if node.has_side_effects() or any(o in live for o in node.outputs):
+        if node.has_side_effects or any(o in live for o in node.outputs):
             live.update(node.inputs)
             for inner in _nodes_within(node):
                 live.update(inner.inputs)
@@ -134,10 +134,10 @@ def _nodes_within(node: Node):
 def destroy_if_dead(n) -> None:
     """Destroy node ``n`` if nothing reads it and it has no side effects, then the producers
     of its inputs that die with it (the local form of this pass, for rewriting passes)."""
-    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects()
-            or any(o.has_uses() for o in n.outputs)):
+    if (n.destroyed or n.kind in (prim.Param, prim.Return) or n.has_side_effects
+            or any(o.has_uses for o in n.outputs)):
         return
-    producers = [v.node() for v in n.inputs]
+    producers = [v.node for v in n.inputs]
     n.destroy()
     for p in producers:
         destroy_if_dead(p)
@@ -149,5 +149,5 @@ def destroy_with_constants(node) -> None:
     inputs = node.inputs
     node.destroy()
     for v in inputs:
-        if v.is_constant() and not v.has_uses() and not v.node().destroyed:
-            v.node().destroy()
+        if v.is_constant and not v.has_uses and not v.node.destroyed:
+            v.node.destroy()

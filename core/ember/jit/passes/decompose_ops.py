@@ -199,7 +199,7 @@ _RULES = {"ember::addmm": _addmm, "ember::linear": _linear,
 
 # -- helpers ----------------------------------------------------------------------------------
 def _const(v: Value):
-    return v.to_ivalue() if v.is_constant() else None
+    return v.to_ivalue() if v.is_constant else None
 
 
 def _number(v: Value):
@@ -210,7 +210,7 @@ def _number(v: Value):
 
 def _int_list(v: Value) -> Optional[list]:
     """The ints of an ``int[]`` input: a list constant or a ListConstruct of int constants."""
-    items = ([_const(i) for i in v.node().inputs] if v.node().kind == prim.ListConstruct
+    items = ([_const(i) for i in v.node.inputs] if v.node.kind == prim.ListConstruct
              else _const(v))
     ok = isinstance(items, (list, tuple)) and all(type(s) is int for s in items)
     return list(items) if ok else None

@@ -92,9 +92,9 @@ def _fusible_cat(cat: Node, block: Block) -> Optional[tuple]:
     if cat.kind != "ember::cat" or cat.owning_block is not block or len(cat.inputs) != 2:
         return None
     pieces, dim = cat.inputs
-    if not (dim.is_constant() and isinstance(dim.type, IntType)):
+    if not (dim.is_constant and isinstance(dim.type, IntType)):
         return None
-    lst = pieces.node()
+    lst = pieces.node
     if (lst.kind != prim.ListConstruct or lst.owning_block is not block
             or len(pieces.uses) != 1 or not lst.inputs
             or not isinstance(cat.output().type, TensorType)):
@@ -108,7 +108,7 @@ def _fuse_cat(fuser, cat: Node, lst: Node, dim: int, block: Block) -> bool:
     concat.source_location, concat.scope = cat.source_location, cat.scope  # for errors
     concat.insert_before(lst)  # uses of the pieces after the list are after the consumer
     device = fuser.checked_device(concat, concat.outputs)
-    if device is None or not any(_may_join(fuser, v.node(), concat, lst, device, block)
+    if device is None or not any(_may_join(fuser, v.node, concat, lst, device, block)
                                  for v in lst.inputs):
         concat.destroy()
         return False

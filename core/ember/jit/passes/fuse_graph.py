@@ -134,7 +134,7 @@ class _GraphFuser:
             return node.attr("device", None)
         if (node.kind in CHUNK_KINDS or len(node.outputs) != 1
                 or not isinstance(node.output().type, TensorType)
-                or node.has_side_effects()):
+                or node.has_side_effects):
             return None
         return self.checked_device(node, node.outputs)
 
@@ -145,7 +145,7 @@ class _GraphFuser:
         for v in node.inputs:
             if isinstance(v.type, TensorType):
                 devices.add(v.type.device)
-            elif not (v.is_constant() and _is_scalar_constant(v)):
+            elif not (v.is_constant and _is_scalar_constant(v)):
                 return None
         for v in outputs:
             if not isinstance(v.type, TensorType):
@@ -180,14 +180,14 @@ class _GraphFuser:
         f(a, a + b), a cannot join f while a + b (an earlier use of a) is outside; once
         a + b has joined, a can."""
         values = dict.fromkeys(v for v in consumer.inputs
-                               if v.node().owning_block is block and v.node().kind != prim.Param)
+                               if v.node.owning_block is block and v.node.kind != prim.Param)
         order = functools.cmp_to_key(
-            lambda u, v: 0 if u.node() is v.node() else -1 if v.node().is_before(u.node())
+            lambda u, v: 0 if u.node is v.node else -1 if v.node.is_before(u.node)
             else 1)
         return sorted(values, key=order)
 
     def try_fuse(self, consumer: Node, producer: Value, device, block: Block):
-        pnode = producer.node()
+        pnode = producer.node
         if self.device_of(pnode, block) != device:
             return None
         for out in pnode.outputs:
@@ -235,7 +235,7 @@ class _GraphFuser:
             renamed.append((env[inner], out.debug_name))
         producer.destroy()
         for v, name in renamed:  # the group's output names, free now, go to the values
-            if not name.isdigit() and v.node().kind != prim.Param:
+            if not name.isdigit() and v.node.kind != prim.Param:
                 v.debug_name = name
         for node in reversed(unpacked):
             if node.kind != prim.Constant:  # merge_node_into_group copies constants it reads
@@ -243,16 +243,16 @@ class _GraphFuser:
                 _expose_remaining_uses(group, node, merged)
                 node.destroy()
         for node in unpacked:
-            if node.kind == prim.Constant and not node.output().has_uses():
+            if node.kind == prim.Constant and not node.output().has_uses:
                 node.destroy()
 
     def pull_chunk(self, group: Node, block: Block) -> bool:
         """Move into ``group`` one chunk/split (and its ListUnpack) whose pieces only
         ``group`` reads; returns whether one moved."""
         for v in group.inputs:
-            node, unpack = v.node(), None
+            node, unpack = v.node, None
             if node.kind == prim.ListUnpack:
-                unpack, node = node, node.input(0).node()
+                unpack, node = node, node.input(0).node
                 if len(node.outputs) != 1 or len(node.output().uses) != 1:
                     continue
             if node.kind not in CHUNK_KINDS or node.owning_block is not block:
@@ -283,7 +283,7 @@ def merge_node_into_group(group: Node, node: Node) -> Node:
     for v in node.inputs:
         if v in env:
             continue
-        if v.is_constant() and _is_scalar_constant(v):
+        if v.is_constant and _is_scalar_constant(v):
             env[v] = _subgraph_constant(sub, v)
         else:
             env[v] = sub.add_input(_name_of(v), v.type)
@@ -312,7 +312,7 @@ def _expose_remaining_uses(group: Node, node: Node, merged: Node) -> None:
     """Make each output of ``node`` that is still used outside an output of ``group``."""
     sub = group.g()
     for out, inner in zip(node.outputs, merged.outputs):
-        if out.has_uses():
+        if out.has_uses:
             sub.register_output(inner)
             new = group.add_output(out.type)
             name = out.debug_name
@@ -328,7 +328,7 @@ def _subgraph_constant(sub: Graph, v: Value) -> Value:
     for n in sub.nodes():
         if n.kind == prim.Constant and (value_key(n.attr("value")), n.output().type) == key:
             return n.output()
-    return sub.block.prepend_node(sub.create_clone(v.node(), {}.__getitem__)).output()
+    return sub.block.prepend_node(sub.create_clone(v.node, {}.__getitem__)).output()
 
 
 def _is_scalar_constant(v: Value) -> bool:

@@ -125,7 +125,7 @@ def _leaves_of(v: Value, leaves: dict) -> Optional[frozenset]:
     """The leaves whose shapes broadcast to ``v``'s shape, or None when unknown."""
     if v in leaves:
         return leaves[v]
-    node = v.node()
+    node = v.node
     if node.kind == BROADCASTING_CHUNK or node.kind == prim.ListUnpack:
         result = _piece_leaves(node, v, leaves)
     elif node.kind in FUSIBLE_KINDS and node.kind not in _NOT_BROADCASTING:
@@ -141,11 +141,11 @@ def _leaves_of(v: Value, leaves: dict) -> Optional[frozenset]:
 def _piece_leaves(node: Node, v: Value, leaves: dict) -> Optional[frozenset]:
     """Leaves of piece ``v`` of a BroadcastingChunk, or of a chunk's ListUnpack."""
     if node.kind == prim.ListUnpack:
-        chunk = node.input().node()
+        chunk = node.input().node
         if chunk.kind != "ember::chunk":
             return None
         src, chunks, dim = chunk.inputs
-        if not (chunks.is_constant() and dim.is_constant()):
+        if not (chunks.is_constant and dim.is_constant):
             return None
         sources, n = [src], len(node.outputs)
         chunks, dim = chunks.to_ivalue(), dim.to_ivalue()

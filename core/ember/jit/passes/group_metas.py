@@ -73,7 +73,7 @@ def group_metas(graph: Graph) -> None:
     if not outs:
         return  # nothing reads the metas: dead code elimination removes them
     first = earliest(readers)
-    if any(v.node() is not graph.param_node and not v.node().is_before(first) for v in reads):
+    if any(v.node is not graph.param_node and not v.node.is_before(first) for v in reads):
         return
     group = _make_group(graph, members, reads, outs)
     group.insert_before(first)

@@ -125,7 +125,7 @@ def _unroll_fully(loop: Node, count: int) -> None:
     with g.insert_point_guard(loop):
         for i in range(max(count, 0)):
             env = dict(zip(body.inputs[1:], carried))
-            if counter.has_uses():
+            if counter.has_uses:
                 env[counter] = g.insert_constant(i)
             clones += _insert_copy(g, body, env)
             carried = [env.get(v, v) for v in body.outputs[1:]]
@@ -137,7 +137,7 @@ def _unroll_fully(loop: Node, count: int) -> None:
 
 def _unroll_partly(loop: Node, count: Optional[int]) -> None:
     g, body = loop.graph, loop.blocks[0]
-    if body.inputs[0].has_uses():
+    if body.inputs[0].has_uses:
         _carry_counter(loop)
     with g.insert_point_guard(loop):
         if count is not None:
@@ -211,15 +211,15 @@ def _insert_copy(g: Graph, body: Block, env: dict) -> list:
 def _drop_dead(clones: list) -> None:
     """Destroy the copies nothing reads (last first, so chains go at once)."""
     for c in reversed(clones):
-        if (not c.destroyed and not c.has_side_effects()
-                and not any(o.has_uses() for o in c.outputs)):
+        if (not c.destroyed and not c.has_side_effects
+                and not any(o.has_uses for o in c.outputs)):
             c.destroy()
 
 
 def _const_int(v: Value) -> Optional[int]:
-    c = v.to_ivalue() if v.is_constant() else None
+    c = v.to_ivalue() if v.is_constant else None
     return c if type(c) is int else None
 
 
 def _is_true(v: Value) -> bool:
-    return v.is_constant() and v.to_ivalue() is True
+    return v.is_constant and v.to_ivalue() is True

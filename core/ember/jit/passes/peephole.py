@@ -151,11 +151,11 @@ def _type_as(n: Node, _alias_change_ok: bool) -> Optional[Value]:
 
 def _contiguous(n: Node, _alias_change_ok: bool) -> Optional[Value]:
     inner = n.input(0)
-    return inner if inner.node().kind == "ember::contiguous" else None
+    return inner if inner.node.kind == "ember::contiguous" else None
 
 
 def _t(n: Node, alias_change_ok: bool) -> Optional[Value]:
-    inner = n.input(0).node()
+    inner = n.input(0).node
     if inner.kind == "ember::mm":  # a fresh product for a transposed view of one
         return _transposed_product(n) if alias_change_ok else None
     if inner.kind != "ember::t":
@@ -169,7 +169,7 @@ def _transposed_product(n: Node) -> Optional[Value]:
     product = n.input(0)
     if len(product.uses) != 1 or not isinstance(n.output().type, TensorType):
         return None
-    a, b = product.node().inputs
+    a, b = product.node.inputs
     graph = n.graph
     with graph.insert_point_guard(n):
         mm = graph.insert_node(graph.create("ember::mm", [_transposed(b), _transposed(a)]))
@@ -180,8 +180,8 @@ def _transposed_product(n: Node) -> Optional[Value]:
 def _transposed(v: Value) -> Value:
     """``v.t()`` inserted at the insert point; ``x`` itself when ``v`` is ``x.t()`` (an
     input of ``mm`` is 2-D, so ``x`` is too)."""
-    if v.node().kind == "ember::t":
-        return v.node().input(0)
+    if v.node.kind == "ember::t":
+        return v.node.input(0)
     t = v.type
     if isinstance(t, TensorType) and t.sizes is not None:
         t = t.with_sizes(tuple(reversed(t.sizes)))
@@ -200,7 +200,7 @@ _RULES = {"ember::view": _view, "ember::reshape": _view, "ember::type_as": _type
 
 # -- helpers ----------------------------------------------------------------------------------
 def _const(v: Value, default=None):
-    return v.to_ivalue() if v.is_constant() else default
+    return v.to_ivalue() if v.is_constant else default
 
 
 def _number(v: Value):
@@ -211,12 +211,12 @@ def _number(v: Value):
 
 def _int_list(v: Value) -> Optional[list]:
     """The ints of an ``int[]`` input: a list constant or a ListConstruct of int constants."""
-    if v.is_constant():
+    if v.is_constant:
         c = v.to_ivalue()
         ok = isinstance(c, (list, tuple)) and all(type(s) is int for s in c)
         return list(c) if ok else None
-    if v.node().kind == prim.ListConstruct:
-        items = [_const(i) for i in v.node().inputs]
+    if v.node.kind == prim.ListConstruct:
+        items = [_const(i) for i in v.node.inputs]
         return items if all(type(s) is int for s in items) else None
     return None
 

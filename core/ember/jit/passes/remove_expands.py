@@ -76,7 +76,7 @@ def _removable(n: Node) -> bool:
     x, e = n.input(0), n.output()
     x_shape = _shape(x)
     e_shape = _shape(e) or _expanded(x_shape, n.input(1))
-    if x_shape is None or e_shape is None or not e.has_uses():
+    if x_shape is None or e_shape is None or not e.has_uses:
         return False
     if len(x_shape) == 0 and len(e_shape) > 0:
         return False  # a 0-dim tensor promotes differently from a dimensioned one
@@ -106,11 +106,11 @@ def _expanded(x_shape: Optional[tuple], sizes: Value) -> Optional[tuple]:
     """The result shape of ``expand`` from its ``int[]`` argument (-1 keeps a dim)."""
     if x_shape is None:
         return None
-    node = sizes.node()
+    node = sizes.node
     if node.kind == prim.Constant:
         items = node.attr("value")
     elif node.kind == prim.ListConstruct:
-        items = [v.to_ivalue() if v.is_constant() else None for v in node.inputs]
+        items = [v.to_ivalue() if v.is_constant else None for v in node.inputs]
     else:
         return None
     if not isinstance(items, (list, tuple)) or any(type(s) is not int for s in items):

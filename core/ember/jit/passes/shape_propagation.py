@@ -79,7 +79,7 @@ def propagate_shapes(graph: Graph, inputs: Optional[Sequence] = None,
         inputs = _example_inputs(graph)
         if inputs is None:
             return
-    if any(n.has_side_effects() and not n.blocks and n.kind not in _NON_WRITING_KINDS
+    if any(n.has_side_effects and not n.blocks and n.kind not in _NON_WRITING_KINDS
            for n in graph.all_nodes()):
         inputs = [_private_copy(x) for x in inputs]
 
@@ -135,7 +135,7 @@ def _example_inputs(graph: Graph) -> Optional[list]:
     out = []
     for v in graph.inputs:
         t = v.type
-        if not isinstance(t, TensorType) or not t.is_complete():
+        if not isinstance(t, TensorType) or not t.is_complete:
             return None
         x = ember.zeros(t.concrete_sizes(), dtype=t.dtype, device=t.device)
         if t.requires_grad:

@@ -98,7 +98,7 @@ def specialize_autograd_zero(graph: Graph) -> None:
     for v in graph.inputs:
         if isinstance(v.type, NoneType):
             state[v] = _State.ZERO
-            if v.has_uses():
+            if v.has_uses:
                 zero = graph.create(ap.AUTOGRAD_ZERO).insert_after(graph.param_node)
                 v.replace_all_uses_with(zero.output())
         elif isinstance(v.type, TensorType):
@@ -128,7 +128,7 @@ class _Specializer:
             return self.autograd_add(n)
         elif kind == ap.AUTOGRAD_ANY_NONZERO:
             return self.any_nonzero(n)
-        elif kind == prim.If and n.input(0).is_constant():
+        elif kind == prim.If and n.input(0).is_constant:
             return self.inline(n, n.blocks[0 if n.input(0).to_ivalue() else 1])
         elif kind == ap.GRAD_OF:
             states = [self.of(v) for v in n.inputs]
@@ -188,7 +188,7 @@ class _Specializer:
         return n.next
 
     def all_pieces_defined(self, grads: Value) -> bool:
-        node = grads.node()
+        node = grads.node
         return node.kind == prim.ListConstruct and bool(node.inputs) and \
             all(self.of(v) is _State.DEFINED for v in node.inputs)
 

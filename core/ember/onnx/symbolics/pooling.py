@@ -256,7 +256,7 @@ def _adaptive_max_pool(g, x, nd: int, output_size):
     name = f"adaptive_max_pool{nd}d"
     out = _ntuple(output_size, nd)
     # NOTE: the node always has the indices output; build them only when they are read
-    indices = g.node is None or g.node.outputs[1].has_uses()
+    indices = g.node is None or g.node.outputs[1].has_uses
     sizes, dynamic = _spatial(x, nd)
     if all(o == 1 for o in out) and not indices:
         xb, added = _batched(g, x, nd)
@@ -344,7 +344,7 @@ def adaptive_avg_pool3d(g, x, output_size):
 @builtin("ember::adaptive_max_pool3d")
 def adaptive_max_pool3d(g, x, output_size):
     """As adaptive_max_pool2d, without indices (MaxPool's 3-D indices are not mapped)."""
-    if g.node is None or g.node.outputs[1].has_uses():
+    if g.node is None or g.node.outputs[1].has_uses:
         g.fail("adaptive_max_pool3d with return_indices is not exported; export the values "
                "only (return_indices=False)")
     return _adaptive_max_pool(g, x, 3, output_size)

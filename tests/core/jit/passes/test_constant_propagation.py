@@ -115,7 +115,7 @@ def test_multi_output_ops_none_arguments_and_tensor_lists():
     # a ``prim::Constant()`` without a value attribute is None, too
     g = parse_ir(text.replace("prim::Constant[value=None]()", "prim::Constant()"))
     constant_propagation(g)
-    assert all(v.is_constant() for v in g.outputs)
+    assert all(v.is_constant for v in g.outputs)
     assert g.outputs[2].to_ivalue().item() == 11.0
 
 

@@ -67,7 +67,7 @@ def test_unknown_dtype_keeps_the_output(fuser):
     g = fused_graph(CHAIN.replace("%a : Float(3, 4, device=cpu)", "%a : Tensor(device=cpu)"))
     group = group_of(g)
     (meta,) = [n for n in g.nodes() if n.kind == "prim::TensorMeta"]
-    assert meta.input().node() is group  # %a is stored for its meta; %b's is computed
+    assert meta.input().node is group  # %a is stored for its meta; %b's is computed
     assert len(group.outputs) == 2 and kinds(g).count("prim::BroadcastMeta") == 1
 
 

@@ -108,7 +108,7 @@ def test_names_are_kept():
       -> (%n)
   return (%gx)""")
     lower_grad_of(g)
-    assert g.outputs[0].debug_name == "gx" and g.outputs[0].node().kind == "prim::If"
+    assert g.outputs[0].debug_name == "gx" and g.outputs[0].node.kind == "prim::If"
 
 
 def test_no_grad_of_no_change():
