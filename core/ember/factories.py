@@ -17,6 +17,7 @@ import math
 import ml_dtypes
 import numpy as np
 
+from . import _dlpack
 from . import dispatch as _d
 from . import types as _t
 from .backends import registry as _registry
@@ -190,6 +191,7 @@ def from_dlpack(obj) -> Tensor:
     """A tensor sharing memory with any object that implements ``__dlpack__``.
 
     The backend is the one whose DLPack device type matches ``obj.__dlpack_device__()``.
+    Every ember dtype comes through, bfloat16 too (which numpy alone refuses).
     Raises TypeError if ``obj`` has no DLPack protocol, NoBackendError if no installed
     backend accepts its device.
     """
@@ -198,7 +200,7 @@ def from_dlpack(obj) -> Tensor:
     dev_type, dev_idx = obj.__dlpack_device__()
     for b in _registry.all_backends():
         if b.dlpack_device_type == int(dev_type):
-            arr = b.xp.from_dlpack(obj)
+            arr = _dlpack.import_array(b.xp, obj, _t.bfloat16.numpy)
             return _d.wrap(arr, b)
     raise _registry.NoBackendError(f"from_dlpack(): no installed backend accepts DLPack device "
                                    f"type {int(dev_type)}; install ember-cuda for GPU memory")

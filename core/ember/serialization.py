@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import struct
-import tempfile
 
 import numpy as np
 import safetensors
 import safetensors.numpy
 
 from . import types as _t
+from ._files import write_atomically
 from .factories import from_numpy
 from .tensor import Tensor
 
@@ -165,36 +164,7 @@ def save(obj, f) -> None:
     if hasattr(f, "write") and not isinstance(f, (str, os.PathLike)):
         f.write(data)
         return
-    path = os.path.realpath(os.fspath(f))  # through a symlink, as open(path, "wb") goes
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"ember.save: the directory '{directory}' does not exist; "
-                                f"create it first (os.makedirs) or save elsewhere")
-    try:  # a file saved over keeps its mode; a new one gets open()'s (0666 & ~umask)
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)  # mkstemp makes 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    write_atomically(f, data, "ember.save")
 
 
 # --- load --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 
+from . import _dlpack
 from . import _indexing
 from . import autograd as _autograd
 from . import dispatch as _d
@@ -463,7 +464,10 @@ class Tensor:
         return arr.tolist()
 
     def __dlpack__(self, *args, **kwargs):
-        return self._data.__dlpack__(*args, **kwargs)
+        """A DLPack capsule sharing this tensor's memory (the array API protocol, so
+        ``torch.from_dlpack(t)`` and ``numpy.from_dlpack(t)`` work); bfloat16 goes out as
+        DLPack's kDLBfloat, which numpy alone cannot export."""
+        return _dlpack.export_capsule(self._data, _t.bfloat16.numpy, args, kwargs)
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()

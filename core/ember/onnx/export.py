@@ -21,18 +21,19 @@ Steps:
 5. **Check** the model with ``onnx.checker.check_model(full_check=True)`` (types and
    shapes inferred through every node); a failure raises OnnxExportError.
 6. **Write** to a temporary file beside ``path`` and rename it into place, so a failed
-   export leaves nothing, not a half-written file.
+   export leaves nothing, not a half-written file; the file gets the mode a plain
+   ``open(path, "wb")`` would give it (``ember/_files.py``). Initializers no node reads
+   (a BatchNorm's ``num_batches_tracked``) are left out, as ``torch.onnx.export`` does.
 
 Reference: ``torch.onnx.export`` (the TorchScript-based exporter of PyTorch 1.x-2.x).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import Any, Optional
 
 import numpy as np
 
+from .._files import write_atomically
 from ..jit.ir_types import TensorType
 from ..jit.kinds import prim
 from .context import GraphContext, OnnxValue, SizeValue, has_size_value, traced_value
@@ -209,7 +210,9 @@ def export_graph(graph, opset: int, input_names: list, output_names: list,
 
 def _prune(g: GraphContext, outputs: list) -> None:
     """Drop the ONNX nodes nothing reads: a run-time size (``Shape`` + ``Gather``) that the
-    op taking it wrote another way (0 in a Reshape target, 1 in an Expand shape)."""
+    op taking it wrote another way (0 in a Reshape target, 1 in an Expand shape); then the
+    initializers no kept node reads (a BatchNorm's ``num_batches_tracked``, a parameter
+    the forward never uses), as ``torch.onnx.export`` leaves them out."""
     used = set(outputs)
     read = {i for n in g.nodes for i in n.input}
     keep = []
@@ -220,6 +223,21 @@ def _prune(g: GraphContext, outputs: list) -> None:
             used.update(n.input)
             keep.append(n)
     g.nodes[:] = keep[::-1]
+    read = _names_read(g.nodes)
+    for name in [k for k in g.initializers if k not in read]:
+        del g.initializers[name]
+
+
+def _names_read(nodes) -> set:
+    """The value names ``nodes`` read, also inside their subgraphs (a custom symbolic's
+    ``If``/``Loop`` bodies may read an outer initializer)."""
+    names = set()
+    for n in nodes:
+        names.update(n.input)
+        for a in n.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                names |= _names_read(sub.node)
+    return names
 
 
 def _export_node(g: GraphContext, node, env: dict, variation: dict) -> None:
@@ -439,19 +457,9 @@ def _axes_by_position(dynamic_axes, names: list, flat: list) -> dict:
 
 
 def _write(onnx, model, path) -> None:
-    """Write ``model`` whole or not at all."""
+    """Write ``model`` whole or not at all, with the mode ``open(path, "wb")`` gives."""
     data = model.SerializeToString()
     if hasattr(path, "write"):
         path.write(data)
         return
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ember-onnx-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, data, "ember.onnx.export")
