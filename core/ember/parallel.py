@@ -259,5 +259,16 @@ def _init_blas() -> None:
         _limit_blas(n)
 
 
+def _reset_after_fork() -> None:
+    """A forked child (a DataLoader worker) has none of the parent's pool threads: drop the
+    pool, so that the next parallel_for starts new ones instead of queueing tasks for
+    threads that do not exist (a deadlock), and the lock another thread may have held."""
+    global _pool, _pool_size, _lock
+    _pool, _pool_size = None, 0
+    _lock = threading.Lock()
+
+
 # NOTE: at import, not on first use: ember's first matmul never asks for the thread count
 _init_blas()
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_reset_after_fork)

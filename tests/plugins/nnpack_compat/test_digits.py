@@ -8,12 +8,14 @@ the run "with the plugin installed" is im2col again and proves little. So each W
 algorithm is also forced with ``ember_nnpack_compat.using(...)``, and the test checks
 that it ran both convolutions, forward and backward.
 
-Tolerances: the per-epoch mean training loss within rtol 1e-3 and the final test
+Tolerances: the per-epoch mean training loss within rtol 5e-3 and the final test
 accuracy within 0.02 (7 of 360 images). Winograd's float32 rounding (~1e-6 relative per
-output, see ``winograd.py``) perturbs each step slightly and training amplifies it; over
-5 epochs the losses measured here differ by at most 1.6e-4 (F(4x4)) and 2.9e-4 (F(2x2))
-relative, the test accuracies by one image (0.842 against 0.844); by epoch 8 the loss gap
-reaches ~2e-3, hence the short run.
+output, see ``winograd.py``) perturbs each step slightly and training amplifies it, by how
+much depends on the shuffled order: over 5 epochs the losses measured here differed by at
+most 1.6e-4 (F(4x4)) and 2.9e-4 (F(2x2)) relative with one order, by 2.0e-3 (F(4x4), from
+epoch 3) with the order of the DataLoader that draws a base seed each epoch as torch's
+(issue 36); the test accuracies by one image (0.856 against 0.858); by epoch 8 the loss
+gap grows further, hence the short run.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def reference():
 
 def _assert_same_training(hist, ref):
     assert len(hist.loss) == len(ref.loss) == EPOCHS
-    np.testing.assert_allclose(hist.loss, ref.loss, rtol=1e-3)
+    np.testing.assert_allclose(hist.loss, ref.loss, rtol=5e-3)
     assert abs(hist.test_accuracy - ref.test_accuracy) <= 0.02, \
         (hist.test_accuracy, ref.test_accuracy)
 

@@ -1,10 +1,12 @@
-"""Datasets, samplers and the DataLoader (``torch.utils.data``'s single-process subset).
+"""Datasets, samplers and the DataLoader (``torch.utils.data``).
 
 ``Dataset`` / ``IterableDataset`` / ``TensorDataset`` / ``Subset`` / ``ConcatDataset`` /
 ``random_split`` live in ``dataset.py``; samplers in ``sampler.py``; ``default_collate`` in
-``collate.py``; ``DataLoader`` in ``dataloader.py``.
+``collate.py``; ``DataLoader`` in ``dataloader.py``, its worker processes in ``_worker.py``
+(``get_worker_info``) and ``_multiprocess.py``.
 """
 from .collate import default_collate, default_convert
+from ._worker import get_worker_info
 from .dataloader import DataLoader
 from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
@@ -13,4 +15,5 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
 
 __all__ = ["DataLoader", "Dataset", "IterableDataset", "TensorDataset", "Subset",
            "ConcatDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "BatchSampler", "default_collate", "default_convert"]
+           "SubsetRandomSampler", "BatchSampler", "default_collate", "default_convert",
+           "get_worker_info"]
