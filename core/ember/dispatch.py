@@ -21,22 +21,55 @@ from typing import Any, Sequence
 from . import types as _t
 from .backends import registry as _registry
 from .errors import DeviceMismatchError, DtypeError, ShapeError
+from .plugins.hints import distribution, install_hint
 
 _index = operator.index
 
 
-def missing_kernel_error(op: str, typ) -> NotImplementedError:
-    """The NotImplementedError for ``op`` on Type ``typ``: who has it and what to install."""
+def _implementers(op: str) -> list[str]:
+    """The names of the Types whose backend has a kernel for ``op``."""
     have = []
     for backend in _registry.all_backends():
         if op in backend.kernels:
             have += [backend.type(s).name for s in _t.all_scalar_types
                      if s not in backend.unsupported.get(op, ())]
+    return have
+
+
+def _way_out(op: str, backend) -> str:
+    """What to do about a kernel ``backend`` lacks: a newer version of ember's own plugin
+    (with its install hint), or the author's kernel table."""
+    if distribution(backend.name) is not None:
+        return (f"a newer version of its plugin may have it: "
+                f"{install_hint(backend.name, upgrade=True)}")
+    return (f"add '{op}' to the kernel table of backend '{backend.name}' (docs/plugins.md, "
+            f"'The minimal kernel set'), or move the tensors to a backend that has it")
+
+
+def missing_kernel_error(op: str, typ) -> NotImplementedError:
+    """The NotImplementedError for ``op`` on Type ``typ``: who has it and what to do."""
+    have = _implementers(op)
     where = f"it is implemented for: {', '.join(have)}" if have else \
         "no installed backend implements it"
-    hint = _registry.plugin_hint(typ.backend.name)
+    b = typ.backend
+    if op in b.kernels:   # the backend excludes this dtype on purpose
+        way = f"'{b.name}' computes {op} in other dtypes: convert the inputs with .to(dtype)"
+    else:
+        way = _way_out(op, b)
     return NotImplementedError(f"{op}: no kernel for {typ.name} ({typ.scalar_type} on "
-                               f"'{typ.backend.name}'); {where}.{hint}")
+                               f"'{b.name}'); {where}; {way}.")
+
+
+def missing_backend_kernel_error(op: str, backend) -> NotImplementedError:
+    """The NotImplementedError for a kernel that ``backend`` lacks and that is looked up
+    on the backend itself, not through a Type (the factories: ``full``, ``empty``,
+    ``randn``...): the op, the backend, who has it and what to do. Raised by the kernel
+    table the plugin manager gives each backend (``plugins/kernel_table.py``)."""
+    have = sorted({b.name for b in _registry.all_backends() if op in b.kernels})
+    where = (f"backends that have it: {', '.join(have)}" if have else
+             "no installed backend implements it")
+    return NotImplementedError(f"{op}: backend '{backend.name}' has no kernel '{op}'; "
+                               f"{where}; {_way_out(op, backend)}.")
 
 
 def wrap(arr, backend):

@@ -167,7 +167,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     src = _array_backend(data)
     if src is not None:
         return _from_backend_array(data, src, dtype, device, copy=False)
-    if isinstance(data, np.ndarray) and (device is None or _t.Device(device).type == "cpu"):
+    if isinstance(data, np.ndarray) and (device is None or _backend(device).is_host):
         st = _dtype(dtype) if dtype is not None else _t.from_numpy_dtype(data.dtype)
         check_fits(data, st.numpy, "as_tensor")
         b = _backend(device)

@@ -421,16 +421,18 @@ class Tensor:
         return self._type.scalar_type.is_floating_point
 
     def numpy(self, *, force: bool = False):
-        """The data as a numpy array, sharing memory on cpu.
+        """The data as a numpy array, sharing memory on cpu and other host backends
+        (``Backend.is_host``).
 
-        Raises RuntimeError if the tensor requires grad (call ``.detach()`` first) or lives
-        on another device (call ``.cpu()``, or pass ``force=True`` to copy).
+        Raises RuntimeError if the tensor requires grad (call ``.detach()`` first),
+        TypeError if it lives in device memory (call ``.cpu()``, or pass ``force=True`` to
+        copy).
         """
         if self.requires_grad and not force:
             raise RuntimeError("can't call numpy() on a tensor that requires grad; use "
                                "tensor.detach().numpy() instead")
         b = self._type.backend
-        if b.name != "cpu" and not force:
+        if not b.is_host and not force:
             raise TypeError(f"can't convert a {self.device} tensor to numpy; copy it to the "
                             f"host first with .cpu()")
         return b.to_numpy(self._data)

@@ -303,6 +303,10 @@ class Backend:
             factories run under it when ``device=`` names an index (``"cuda:1"``). It
             raises ValueError for an index the backend does not have. None for a backend
             with one device.
+        is_host: whether its arrays live in host memory that numpy reads directly
+            (``to_numpy`` copies nothing), so ``Tensor.numpy()`` and the other host-only
+            paths accept its tensors; True for ``cpu`` and a numpy-backed custom backend,
+            False (the default) for device memory such as ``cuda``.
     """
 
     name: str
@@ -319,6 +323,7 @@ class Backend:
     dlpack_device_type: int = 1
     runtime: Any = None
     device_guard: Callable | None = None
+    is_host: bool = False
     _types: dict = field(default_factory=dict, repr=False)
     # numpy dtype -> Type, filled up front: dispatch.wrap looks results up here (hot path).
     types_by_dtype: dict = field(default_factory=dict, repr=False)

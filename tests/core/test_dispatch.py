@@ -138,3 +138,30 @@ def test_write_inplace_takes_an_equal_dtype_of_another_object():
     assert r.dtype is not x._data.dtype and r.dtype == x._data.dtype
     assert dispatch.write_inplace("add_", x, r) is x
     assert x.tolist() == [1.0, 1.0] and x._version == 1 and x.dtype is E.float32
+
+
+# ---- issue 36: missing-kernel messages say what to do ---------------------------------
+
+def test_a_dtype_a_backend_excludes_says_to_convert():
+    with pytest.raises(NotImplementedError, match=r"^abs: no kernel for CPUBoolType "
+                       r"\(ember.bool on 'cpu'\); it is implemented for: CPUByteType.*; 'cpu' "
+                       r"computes abs in other dtypes: convert the inputs with \.to\(dtype\)\.$"):
+        E.tensor([True]).abs()
+
+
+def test_a_kernel_a_custom_backend_lacks_names_the_table_and_who_has_it():
+    from ember.plugins.kernel_table import KernelTable
+    from ember.types import Backend
+    b = Backend(name="tablet", xp=np, kernels={}, type_prefix="Tablet",
+                array_type=np.ndarray, to_numpy=lambda a: a, from_numpy=lambda a, i: a)
+    with pytest.raises(NotImplementedError, match=r"^exp: no kernel for TabletFloatType "
+                       r"\(ember.float32 on 'tablet'\); it is implemented for: .*CPUFloatType"
+                       r".*; add 'exp' to the kernel table of backend 'tablet' \(docs/"
+                       r"plugins\.md, 'The minimal kernel set'\), or move the tensors to a "
+                       r"backend that has it\.$"):
+        b.type(E.float32).kernels["exp"]
+    table = KernelTable({"add": np.add}, b)
+    assert "exp" not in table and table.get("exp") is None and table["add"] is np.add
+    with pytest.raises(NotImplementedError, match=r"^full: backend 'tablet' has no kernel "
+                                                  r"'full'; backends that have it: cpu"):
+        table["full"]

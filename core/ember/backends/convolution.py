@@ -48,6 +48,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 from ..errors import ShapeError
+from ..plugins.hints import install_hint
 from .conv_params import ConvParams, make_params, memory_format_of
 from .convolution_results import BadResult, Checked, array_problem
 
@@ -181,7 +182,7 @@ def select(params: ConvParams):
             raise NotImplementedError(
                 f"{params.op_name()}: no convolution algorithm supports this call on "
                 f"'{params.device_type}'.\n{explain_params(params)}\nInstall a backend "
-                f"plugin with a native algorithm (`pip install ember-cpu` for the CPU).")
+                f"plugin with a native algorithm (for the CPU: {install_hint('cpu')}).")
         if states is not None or not dynamic:
             if len(_cache) >= _CACHE_SIZE:
                 _cache.clear()

@@ -11,8 +11,6 @@ from ..errors import NoBackendError, PluginError
 from ..types import Device
 
 _backends: dict = {}
-# Distributions that provide the backends PyTorch users expect, for install hints.
-KNOWN_PLUGINS = {"cpu": "ember-cpu", "cuda": "ember-cuda"}
 
 
 class _DefaultDevice(threading.local):
@@ -54,6 +52,7 @@ def plugin_hint(name: str) -> str:
     """Why no backend ``name`` is registered, as a sentence to append to an error: what
     its plugin (the entry point of that name) said when it registered nothing, failed or
     was disabled, else which distribution to install."""
+    from ..plugins.hints import distribution, install_hint
     from ..plugins.manager import plugins
     for info in plugins():
         if info.name != name:
@@ -68,8 +67,7 @@ def plugin_hint(name: str) -> str:
             return f" {plugin} is installed but failed to load: {info.error.rstrip('.')}."
         if info.refused:
             return f" {plugin} is installed but was refused: {info.refused}."
-    dist = KNOWN_PLUGINS.get(name)
-    return f" Install it with `pip install {dist}`." if dist else ""
+    return f" Install it with {install_hint(name)}." if distribution(name) else ""
 
 
 def _ensure() -> None:

@@ -2,7 +2,8 @@
 refuses a plugin whose item takes a key another plugin holds (``validation.KEYS``).
 
 A plugin is a module named by an entry point in group ``ember`` (``cpu =
-"ember_cpu.plugin"``) whose functions carry ``@ember.plugins.hookimpl``.
+"ember_cpu.plugin"``) whose functions carry ``@ember.plugins.hookimpl``; a backend's name
+is its entry point's name. The guide for plugin authors is ``docs/plugins.md``.
 """
 import pluggy
 
@@ -41,3 +42,10 @@ def ember_onnx_symbolics():
     """Return ONNX symbolic functions for ``ember.onnx.export``: ``ember.onnx.Symbolic``
     objects or ``(op, fn)`` / ``(op, fn, opset)`` tuples, ``fn(g, *inputs)`` building the
     op's ONNX nodes (the protocol is in ``ember/onnx/registry.py``); called once at load."""
+
+
+@hookspec
+def ember_process_group_backends():
+    """Return process-group backends for ``ember.distributed`` (``name``,
+    ``device_types``, ``new_group(rank, world_size, timeout)``; the protocol is
+    ``ember.distributed.ProcessGroupBackend``); called once at load."""

@@ -15,16 +15,21 @@
   ``FIRST_PARTY``, their distribution; else the first found on ``sys.path``), and a plugin
   returning an item whose registry key (``validation.KEYS``: a backend's name, an
   algorithm's device and name, a fuser's device type, a pass's stage and name, a
-  symbolic's op and opset) another plugin already holds is refused. A refused plugin
-  registers nothing, gets one ``UserWarning`` naming both distributions, and ``ember
-  plugins`` shows it as ``[refused]`` with the reason. ember's own plugins load first, so
-  they own their keys; the others load by entry-point name.
+  symbolic's op and opset, a process-group backend's name) another plugin already holds
+  is refused. A refused plugin registers nothing, gets one ``UserWarning`` naming both
+  distributions, and ``ember plugins`` shows it as ``[refused]`` with the reason. ember's
+  own plugins load first, so they own their keys; the others load by entry-point name.
 * A plugin that raises ``ember.errors.PluginUnavailable`` (the cuda plugin on a machine
   without a GPU or CuPy) registers nothing either, but quietly: ``ember plugins`` shows
   it as ``[unavailable]`` with the reason.
+* ``load_module(module, name)`` loads a module (or importable module name) as a plugin
+  in process, without installing it (tests, notebooks), through the same steps and rules
+  (validation, isolation, collisions with every plugin loaded so far, all or nothing);
+  ``unload_module(name)`` takes it out again. ``reload()`` forgets such plugins.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.metadata as md
 import os
 import re
@@ -36,16 +41,17 @@ import pluggy
 
 from ..errors import PluginError, PluginUnavailable
 from . import hookspecs
-from .validation import VALIDATORS, registry_keys
+from .kernel_table import KernelTable
+from .validation import VALIDATORS, missing_kernels_message, registry_keys
 
 GROUP = "ember"
 # ember's own plugins (plugins/*/pyproject.toml): they load first and own their entry-point
 # names, so a third-party plugin that sorts or sits on sys.path before them cannot take a
 # name or a registry key from them.
 FIRST_PARTY = {"cpu": "ember-cpu", "cuda": "ember-cuda", "nnpack_compat": "ember-nnpack-compat",
-               "triton_fuser": "ember-triton-fuser"}
+               "triton_fuser": "ember-triton-fuser", "mpi": "ember-mpi"}
 HOOKS = ("ember_backends", "ember_convolution_algorithms", "ember_fusers", "ember_jit_passes",
-         "ember_onnx_symbolics")
+         "ember_onnx_symbolics", "ember_process_group_backends")
 
 
 @dataclass
@@ -60,6 +66,7 @@ class PluginInfo:
     disabled: bool = False
     unavailable: str | None = None  # why a PluginUnavailable plugin registered nothing
     refused: str | None = None      # why it collides with another plugin (see above)
+    in_process: bool = False        # loaded by load_module, not from an entry point
 
 
 class _Collision(PluginError):
@@ -74,6 +81,7 @@ _lock = threading.RLock()
 _loaded = False
 _pm: pluggy.PluginManager | None = None
 _infos: list[PluginInfo] = []
+_committed = None  # the _Load of the plugins in the registries: their keys and items
 # What loaded plugins registered, by hook (consumed by the conv dispatcher, fusers, JIT).
 registered: dict[str, list] = {h: [] for h in HOOKS}
 generation = 0  # bumped on every (re)load, so caches of registered things can expire
@@ -103,6 +111,7 @@ class _Load:
         self.infos: list[PluginInfo] = []
         self.items: dict[str, list] = {h: [] for h in HOOKS}
         self.owners: dict = {}          # (hook, key) -> PluginInfo holding it
+        self.items_of: dict = {}        # plugin name -> {hook: its items}
         self.messages: list[str] = []   # warnings, emitted after the commit
 
     def claim(self, info: PluginInfo, results: dict) -> None:
@@ -120,18 +129,21 @@ class _Load:
             self.owners[k] = info
         for hook, items in results.items():
             self.items[hook].extend(items)
+        self.items_of[info.name] = results
 
 
-def _load_one(pm: pluggy.PluginManager, ep, info: PluginInfo, load: _Load) -> None:
-    """Import, register and call every hook of one plugin; stage its items in ``load``
-    only if all of them validate and none collides; raise on any fault."""
-    module = ep.load()
-    pm.register(module, name=ep.name)
+def _load_one(pm: pluggy.PluginManager, name: str, get_module, info: PluginInfo,
+              load: _Load) -> None:
+    """Import (``get_module()``), register and call every hook of plugin ``name``; stage
+    its items in ``load`` only if all of them validate and none collides; raise on any
+    fault."""
+    module = get_module()
+    pm.register(module, name=name)
     try:
         results: dict[str, list] = {}
         for hook in HOOKS:
             for impl in getattr(pm.hook, hook).get_hookimpls():
-                if impl.plugin_name != ep.name:
+                if impl.plugin_name != name:
                     continue
                 items = impl.function() or []
                 if not isinstance(items, (list, tuple)):
@@ -139,12 +151,17 @@ def _load_one(pm: pluggy.PluginManager, ep, info: PluginInfo, load: _Load) -> No
                 info.registered[hook] = [VALIDATORS[hook](x) for x in items]
                 results[hook] = list(items)
         for b in results.get("ember_backends", ()):
-            if b.name != ep.name:
-                raise PluginError(f"backend name {b.name!r} must equal its entry-point name "
-                                  f"{ep.name!r}")
+            if b.name != name:
+                where = ("the name given to load_module" if info.in_process else
+                         "its entry-point name")
+                raise PluginError(f"backend name {b.name!r} must equal {where} {name!r}")
         load.claim(info, results)
+        for b in results.get("ember_backends", ()):
+            lacking = missing_kernels_message(b, name)
+            if lacking:   # registered all the same: a partial backend may be on purpose
+                load.messages.append(lacking)
     except BaseException:
-        pm.unregister(name=ep.name)
+        pm.unregister(name=name)
         raise
 
 
@@ -172,26 +189,35 @@ def _owners_first(eps) -> list:
     return out
 
 
-def _try(pm, ep, info: PluginInfo, load: _Load) -> None:
+def _way_out(info: PluginInfo, owner: PluginInfo) -> str:
+    """How to let ``info`` load where ``owner`` holds its name or a key."""
+    if owner.in_process:
+        return f"unload_module('{owner.name}') first"
+    if info.in_process:
+        return (f"disable the installed one first with EMBER_DISABLE_PLUGINS={owner.name} "
+                f"and ember.plugins.manager.reload()")
+    return (f"uninstall one of the two distributions, or disable one with "
+            f"EMBER_DISABLE_PLUGINS={info.name} or EMBER_DISABLE_PLUGINS={owner.name}")
+
+
+def _try(pm, name: str, get_module, info: PluginInfo, load: _Load) -> None:
     """Load one plugin, turning every failure of the plugin into ``info``'s state."""
     try:
-        _load_one(pm, ep, info, load)
+        _load_one(pm, name, get_module, info, load)
     except PluginUnavailable as e:     # no GPU here, say: expected, no warning
         info.unavailable = str(e)
         info.registered.clear()
     except _Collision as e:
         info.refused = str(e)
         info.registered.clear()
-        load.messages.append(f"ember: refusing plugin '{ep.name}' ({info.distribution} "
-                             f"{info.version}): {e}; uninstall one of the two distributions, "
-                             f"or disable one with EMBER_DISABLE_PLUGINS={ep.name} or "
-                             f"EMBER_DISABLE_PLUGINS={e.owner.name}")
+        load.messages.append(f"ember: refusing plugin '{name}' ({info.distribution} "
+                             f"{info.version}): {e}; {_way_out(info, e.owner)}")
     except KeyboardInterrupt:
         raise   # the host was interrupted; ensure_loaded commits nothing
     except BaseException as e:  # noqa: BLE001 - fault isolation: SystemExit, GeneratorExit too
         info.error = _describe(e)
         info.registered.clear()
-        load.messages.append(f"ember: skipping plugin '{ep.name}' ({info.distribution} "
+        load.messages.append(f"ember: skipping plugin '{name}' ({info.distribution} "
                              f"{info.version}): {info.error}")
 
 
@@ -200,7 +226,7 @@ def ensure_loaded() -> None:
 
     Raises only KeyboardInterrupt (after which nothing is registered and the next call
     loads again); every plugin fault becomes a warning and ``ember plugins`` state."""
-    global _loaded, _pm, generation
+    global _loaded, _pm, _committed, generation
     if _loaded:
         return
     with _lock:
@@ -224,18 +250,26 @@ def ensure_loaded() -> None:
                     f"uninstall {info.distribution}` keeps {owner.distribution}, `pip "
                     f"uninstall {owner.distribution}` lets {info.distribution} load")
             else:
-                _try(pm, ep, info, load)
+                _try(pm, ep.name, ep.load, info, load)
         # commit: the registries change only here, all at once
         for hook, items in load.items.items():
             registered[hook].extend(items)
         for b in load.items["ember_backends"]:
-            registry.register(b)
+            _register(registry, b)
         _infos[:] = sorted(load.infos, key=lambda i: i.name)
-        _pm = pm
+        _pm, _committed = pm, load
         generation += 1
         _loaded = True
     for message in load.messages:
         warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _register(registry, backend) -> None:
+    """Give ``backend`` a kernel table whose misses raise a typed error, and register
+    it."""
+    if not isinstance(backend.kernels, KernelTable):
+        backend.kernels = KernelTable(backend.kernels, backend)
+    registry.register(backend)
 
 
 def plugins() -> list[PluginInfo]:
@@ -245,8 +279,9 @@ def plugins() -> list[PluginInfo]:
 
 
 def reload() -> None:
-    """Forget every plugin and load again (tests, and after installing a plugin)."""
-    global _loaded, _pm
+    """Forget every plugin, those of ``load_module`` too, and load the entry points again
+    (tests, and after installing a plugin)."""
+    global _loaded, _pm, _committed
     from ..backends import registry
     with _lock:
         for b in list(registry._backends):
@@ -254,6 +289,106 @@ def reload() -> None:
         for items in registered.values():
             items.clear()
         _infos.clear()
-        _pm = None
+        _pm = _committed = None
         _loaded = False
     ensure_loaded()
+
+
+def load_module(module, name: str | None = None) -> PluginInfo:
+    """Load ``module`` (a module object, or the name of an importable module) as plugin
+    ``name`` in this process, without installing it: for tests and notebooks.
+
+    It goes through the steps an entry point does: its hookimpls are called, every item is
+    validated, a backend's name must equal ``name``, and a plugin whose name or whose
+    items' registry keys (``validation.KEYS``) another loaded plugin holds is refused; a
+    failing plugin registers nothing and gets one ``UserWarning``. ``ember plugins`` lists
+    it, as ``<module> (loaded in process)``; caches of plugin items expire
+    (``generation``). ``name`` defaults to the module's ``__name__``, as pluggy's
+    ``PluginManager.register`` names a module. Returns its PluginInfo: check ``.error``,
+    ``.refused``, ``.unavailable`` (all None once it loaded). Undo with
+    ``unload_module(name)``. Raises TypeError for a ``module`` that is neither a module
+    nor a str, and KeyboardInterrupt only (nothing registered) from the plugin.
+    """
+    global generation
+    if isinstance(module, str):
+        modname = module
+
+        def get_module():
+            return importlib.import_module(modname)
+    elif hasattr(module, "__name__") and hasattr(module, "__dict__"):
+        modname = module.__name__
+
+        def get_module():
+            return module
+    else:
+        raise TypeError(f"load_module() expected a module or the name of an importable "
+                        f"module, got {type(module).__name__}")
+    name = modname if name is None else name
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"load_module() expected a non-empty str name, got {name!r}")
+    from ..backends import registry
+    ensure_loaded()
+    with _lock:
+        info = PluginInfo(name, modname, "(loaded in process)", in_process=True)
+        load = _Load()
+        # a failed earlier try under this name is replaced, not listed twice
+        _infos[:] = [i for i in _infos if not (i.name == name and i.in_process
+                                                and not _holds(i))]
+        held = next((i for i in _infos if i.name == name and _holds(i)), None)
+        if held is not None:
+            info.refused = (f"the name '{name}' is already held by plugin '{held.name}' "
+                            f"({held.distribution} {held.version})")
+            load.messages.append(f"ember: refusing plugin '{name}' ({info.distribution} "
+                                 f"{info.version}): {info.refused}; pass another name=, or "
+                                 f"{_way_out(info, held)}")
+        else:
+            load.owners = dict(_committed.owners)
+            _try(_pm, name, get_module, info, load)
+        for hook, items in load.items.items():
+            registered[hook].extend(items)
+        for b in load.items["ember_backends"]:
+            _register(registry, b)
+        _committed.owners.update(load.owners)
+        _committed.items_of.update(load.items_of)
+        _infos.append(info)
+        generation += 1
+    for message in load.messages:
+        warnings.warn(message, UserWarning, stacklevel=2)
+    return info
+
+
+def _holds(info: PluginInfo) -> bool:
+    return not (info.disabled or info.error or info.refused or info.unavailable)
+
+
+def unload_module(name: str) -> None:
+    """Take plugin ``name``, loaded by ``load_module``, out of this process: its items
+    leave the registries (and caches expire) and ``ember plugins`` no longer lists it.
+    Tensors on its backend stay alive but can no longer be created. Raises KeyError for a
+    name ``load_module`` did not load, ValueError for an installed plugin (disable that
+    one with ``EMBER_DISABLE_PLUGINS`` and ``reload()``)."""
+    global generation
+    from ..backends import registry
+    with _lock:
+        infos = [i for i in _infos if i.name == name]
+        if not infos:
+            raise KeyError(f"unload_module(): no plugin named {name!r} was loaded; "
+                           f"loaded: {', '.join(i.name for i in _infos) or 'none'}")
+        mine = [i for i in infos if i.in_process]
+        if not mine:
+            raise ValueError(f"unload_module(): plugin {name!r} was installed "
+                             f"({infos[0].distribution}), not loaded by load_module; "
+                             f"disable it with EMBER_DISABLE_PLUGINS={name} and reload()")
+        for info in mine:
+            _infos.remove(info)
+        if any(_holds(i) for i in mine):
+            ours = _committed.items_of.pop(name, {})
+            for hook, items in ours.items():
+                registered[hook][:] = [x for x in registered[hook]
+                                       if not any(x is y for y in items)]
+            for b in ours.get("ember_backends", ()):
+                registry.unregister(b.name)
+            _committed.owners = {k: v for k, v in _committed.owners.items()
+                                 if all(v is not i for i in mine)}
+            _pm.unregister(name=name)
+        generation += 1

@@ -13,15 +13,70 @@ hook                           key                         consumer
 ``ember_fusers``               device type                 ``jit/fuser.py`` (one per device)
 ``ember_jit_passes``           (stage, pass name)          ``jit/pipeline.py``
 ``ember_onnx_symbolics``       (qualified op, opset)       ``onnx/registry.py``
+``ember_process_group_backends`` backend name             ``distributed``
 =============================  ==========================  ===============================
 
 The manager refuses a plugin whose key is already held by another plugin (PyTorch's
 dispatcher refuses a second kernel for one key the same way: "Tried to register an operator
 ... with the same name and overload name multiple times").
+
+A backend is also checked against ``REQUIRED_KERNELS``, the minimal kernel set: one lacking
+some still registers (a backend for one narrow use may leave kernels out on purpose), with
+one warning from the manager naming every missing kernel and what needs it
+(``missing_kernels_message``), and ``ember plugins`` shows them.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..errors import PluginError
+
+
+class KernelGroup(NamedTuple):
+    """Kernels a backend needs for one kind of use (``needed_by``)."""
+
+    needed_by: str
+    kernels: tuple[str, ...]
+
+
+# The minimal kernel set of a backend, found by experiment (tests/core/plugins/
+# test_required_kernels.py runs each use on a backend holding only these kernels, and
+# checks that each one is needed). Printing and .numpy() / .tolist() / .item() need none:
+# they go through the backend's to_numpy.
+REQUIRED_KERNELS = {
+    "factories": KernelGroup("the factories (ember.zeros, ones, full, empty, arange, *_like)",
+                             ("empty", "full", "arange")),
+    "random": KernelGroup("random numbers (ember.rand, randn, randint; nn layers' init)",
+                          ("rand", "randn", "randint")),
+    "autograd": KernelGroup("backward() through elementwise ops and sums",
+                            ("add", "mul", "sum", "expand")),
+    "training": KernelGroup("a training step (nn.Linear, F.mse_loss, backward, optim.SGD)",
+                            ("t", "addmm", "mm", "sub", "mean", "div", "copy_")),
+}
+
+
+def missing_kernels(kernels) -> dict[str, list[str]]:
+    """Group name -> the kernels of ``REQUIRED_KERNELS[group]`` that ``kernels`` (a
+    backend's table) lacks; only groups with something missing."""
+    out = {}
+    for group, (_, needed) in REQUIRED_KERNELS.items():
+        lacking = [k for k in needed if k not in kernels]
+        if lacking:
+            out[group] = lacking
+    return out
+
+
+def missing_kernels_message(backend, plugin: str) -> str | None:
+    """The warning for a ``backend`` of ``plugin`` that lacks required kernels, naming
+    every one by what needs it; None when it has them all."""
+    missing = missing_kernels(backend.kernels)
+    if not missing:
+        return None
+    parts = "; ".join(f"for {REQUIRED_KERNELS[g].needed_by}: {', '.join(ks)}"
+                      for g, ks in missing.items())
+    return (f"ember: backend '{backend.name}' of plugin '{plugin}' lacks kernels ember "
+            f"needs: {parts}. Calls that need them raise NotImplementedError; add them to "
+            f"its kernel table (ember.plugins.validation.REQUIRED_KERNELS, docs/plugins.md)")
 
 
 def validate_backend(obj) -> str:
@@ -39,7 +94,9 @@ def validate_backend(obj) -> str:
     bad = [k for k, v in obj.kernels.items() if not callable(v)]
     if bad:
         raise PluginError(f"backend {obj.name!r} has non-callable kernels: {bad[:5]}")
-    return f"backend {obj.name} ({obj.type_prefix}*Type, {len(obj.kernels)} kernels)"
+    missing = [k for ks in missing_kernels(obj.kernels).values() for k in ks]
+    lacks = f"; lacks required kernels: {', '.join(missing)}" if missing else ""
+    return f"backend {obj.name} ({obj.type_prefix}*Type, {len(obj.kernels)} kernels{lacks})"
 
 
 def validate_named(kind: str, attrs: tuple[str, ...]):
@@ -92,6 +149,25 @@ def _symbolic_key(obj) -> tuple:
     return (op if "::" in op else f"ember::{op}", MIN_OPSET if opset is None else opset)
 
 
+def validate_process_group_backend(obj) -> str:
+    """Check an ``ember_process_group_backends`` item (the protocol
+    ``ember.distributed.ProcessGroupBackend``): a non-empty str ``name``, ``device_types`` a
+    non-empty list or tuple of str, a callable ``new_group(rank, world_size, timeout)``."""
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name:
+        raise PluginError(f"process-group backend {obj!r}: expected a non-empty str name, "
+                          f"got {name!r}")
+    types = getattr(obj, "device_types", None)
+    if not (isinstance(types, (list, tuple)) and types
+            and all(isinstance(t, str) and t for t in types)):
+        raise PluginError(f"process-group backend {name!r}: expected device_types, a "
+                          f"non-empty list or tuple of str such as ('cpu',), got {types!r}")
+    if not callable(getattr(obj, "new_group", None)):
+        raise PluginError(f"process-group backend {name!r} lacks a callable "
+                          f"new_group(rank, world_size, timeout)")
+    return f"process group backend {name} ({', '.join(types)})"
+
+
 VALIDATORS = {
     "ember_backends": validate_backend,
     "ember_convolution_algorithms": validate_named(
@@ -100,6 +176,7 @@ VALIDATORS = {
     "ember_fusers": validate_named("fuser", ("name", "device_type", "compile")),
     "ember_jit_passes": validate_pass,
     "ember_onnx_symbolics": validate_symbolic,
+    "ember_process_group_backends": validate_process_group_backend,
 }
 
 # hook -> (what the key names, in a sentence; item -> key)
@@ -112,6 +189,8 @@ KEYS = {
                          lambda p: (p[0], pass_name(p[1]))),
     "ember_onnx_symbolics": (lambda k: f"ONNX symbolic for {k[0]} at opset {k[1]}",
                              _symbolic_key),
+    "ember_process_group_backends": (lambda k: f"process-group backend '{k}'",
+                                     lambda b: b.name),
 }
 
 

@@ -22,7 +22,7 @@ def ember_backends():
         name="cpu", xp=np, kernels=array_api.make_kernels(np), type_prefix="CPU",
         array_type=np.ndarray, to_numpy=lambda a: a, from_numpy=_from_numpy,
         device_count=1, make_rng=np.random.default_rng,
-        unsupported=array_api.unsupported(), dlpack_device_type=1,
+        unsupported=array_api.unsupported(), dlpack_device_type=1, is_host=True,
     )]
 
 

@@ -40,12 +40,12 @@ import os
 import numpy as np
 
 from ember.errors import PluginUnavailable
+from ember.plugins.hints import install_hint
 from ember.types import Backend, bfloat16
 
 __all__ = ["make_backend"]
 
-INSTALL = ("pip install 'ember-cuda[cuda13]' (CUDA 13 driver) or "
-           "'ember-cuda[cuda12]' (CUDA 12 driver)")
+INSTALL = install_hint("cuda")  # the published name and, in a checkout, plugins/cuda
 MIN_CUPY = (13, 0)
 BF16_CUPY = (14, 0)
 

@@ -55,6 +55,7 @@ import numpy as np
 
 from ember.backends import array_api
 from ember.backends.kernels.linalg import check_inner  # the generic shape check, reused
+from ember.plugins.hints import install_hint
 from ember.types import bfloat16 as _bf16
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -335,8 +336,8 @@ def _factories(cupy, generic: dict, bfloat16: bool) -> dict:
 def no_bfloat16_message(version: str) -> str:
     """The TypeError text for bfloat16 on a CuPy ``version`` below 14, with the way out."""
     return (f"the cuda backend cannot hold bfloat16 with CuPy {version} (CuPy supports "
-            f"ml_dtypes' bfloat16 from version 14): upgrade with pip install -U "
-            f"'ember-cuda[cuda13]' (or [cuda12]), or use float16 or float32")
+            f"ml_dtypes' bfloat16 from version 14): upgrade with "
+            f"{install_hint('cuda', upgrade=True)}; or use float16 or float32")
 
 
 FACTORIES = ("empty", "full", "arange", "linspace", "eye", "rand", "randn", "randint")
