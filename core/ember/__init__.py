@@ -88,13 +88,13 @@ from . import distributions  # noqa: E402,F401 - needs nn.functional and linalg
 
 device = Device  # torch.device's spelling: ember.device("cuda:0")
 
-_LAZY_SUBMODULES = ("onnx", "train", "testing")
+_LAZY_SUBMODULES = ("onnx", "train", "testing", "distributed")
 
 
 def __getattr__(name):
-    """``ember.onnx``, ``ember.train`` and ``ember.testing`` load on first use, as
-    ``torch.onnx`` works after ``import torch`` (they are not imported at start: onnx
-    pulls the onnx package, train scikit-learn)."""
+    """``ember.onnx``, ``ember.train``, ``ember.testing`` and ``ember.distributed`` load on
+    first use, as ``torch.onnx`` works after ``import torch`` (they are not imported at
+    start: onnx pulls the onnx package, train scikit-learn)."""
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"ember.{name}")

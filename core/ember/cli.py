@@ -1,10 +1,15 @@
 """The ``ember`` command: ``ember plugins`` lists plugins; ``ember train digits`` runs the
-main job (a CNN on scikit-learn's digits, ``ember/train/digits.py``).
+main job (a CNN on scikit-learn's digits, ``ember/train/digits.py``); ``ember run -n N
+script.py`` starts a script on N ranks for ember.distributed (``mpiexec`` underneath).
 """
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import subprocess
 import sys
+import sysconfig
 
 from .parallel import set_num_threads
 
@@ -13,7 +18,8 @@ def _plugins(args) -> int:
     from .plugins import manager
     infos = manager.plugins()
     if not infos:
-        print("no ember plugins installed; `pip install ember-cpu` for the default backend")
+        from .plugins.hints import install_hint
+        print(f"no ember plugins installed; for the default backend: {install_hint('cpu')}")
         return 1
     for info in infos:
         state = ("disabled" if info.disabled else "SKIPPED" if info.error else
@@ -38,11 +44,44 @@ def _train(args) -> int:
     return JOBS[args.job].main(args)
 
 
+def mpiexec() -> str | None:
+    """The ``mpiexec`` beside this Python's console scripts (the mpich wheel's), else the
+    one on ``PATH``; None when there is none."""
+    here = sysconfig.get_path("scripts")
+    return shutil.which("mpiexec", path=here) or shutil.which("mpiexec")
+
+
+def _run(args) -> int:
+    launcher = mpiexec()
+    if launcher is None:
+        print("ember run: mpiexec not found; `pip install ember-mpi` (it brings mpi4py and "
+              "the mpich wheel's mpiexec) or put an MPI's mpiexec on PATH", file=sys.stderr)
+        return 2
+    if not os.path.isfile(args.script):
+        print(f"ember run: no such script: {args.script}", file=sys.stderr)
+        return 2
+    cmd = [launcher, "-n", str(args.nproc)]
+    if args.hostfile:
+        cmd += ["-f", args.hostfile]
+    cmd += [sys.executable, args.script, *args.args]
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:  # mpiexec got the SIGINT too and ends the ranks
+        return 130
+
+
 def _threads(text: str) -> int:
     """Parse ``--threads``: a positive int, else a usage error that says so."""
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a number of threads >= 1, got {text!r}; "
                                          f"use 1 on a machine shared with other busy work")
+    return int(text)
+
+
+def _ranks(text: str) -> int:
+    """Parse ``ember run -n``: a positive int, else a usage error that says so."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of ranks >= 1, got {text!r}")
     return int(text)
 
 
@@ -71,8 +110,19 @@ def main(argv=None) -> int:
         p.add_argument("--threads", type=_threads, default=None, metavar="N",
                        help="threads for ember and the BLAS (ember.set_num_threads); None "
                             "keeps ember.get_num_threads()")
+    r = sub.add_parser("run", help="run a script on N ranks (mpiexec -n N python script.py)",
+                       description="Start `python SCRIPT ARGS` on N ranks with mpiexec "
+                                   "(hydra); in the script, ember.distributed."
+                                   "init_process_group() finds its rank and world size.")
+    r.add_argument("-n", "--nproc", type=_ranks, required=True, metavar="N",
+                   help="number of ranks (processes)")
+    r.add_argument("-f", "--hostfile", default=None, metavar="FILE",
+                   help="mpiexec's host file: one `host[:ranks]` a line, to run on several "
+                        "machines")
+    r.add_argument("script", help="the Python script to run")
+    r.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     args = parser.parse_args(argv)
-    return {"plugins": _plugins, "train": _train}[args.command](args)
+    return {"plugins": _plugins, "train": _train, "run": _run}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Registers the ``cuda`` backend and its convolution algorithms.
+"""Registers the ``cuda`` backend, its convolution algorithms and the ``nccl`` process
+group.
 
 ``ember_backends`` runs first (the manager calls hooks in ``HOOKS`` order): without CuPy,
 without a driver or without a GPU it raises ``PluginUnavailable``, so the plugin registers
@@ -21,3 +22,10 @@ def ember_convolution_algorithms():
     """cuDNN convolution when the cuDNN Frontend is installed, and im2col on CuPy."""
     from .convolution import algorithms
     return algorithms()
+
+
+@hookimpl
+def ember_process_group_backends():
+    """``nccl`` for ember.distributed on ``cupy.cuda.nccl`` (``distributed.py``)."""
+    from .distributed import NcclBackend
+    return [NcclBackend()]

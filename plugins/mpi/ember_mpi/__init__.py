@@ -1,0 +1,1 @@
+"""ember's ``mpi`` process-group backend (``ember_mpi.plugin`` registers it)."""
