@@ -3,7 +3,7 @@
 Reference: torch.nn.modules.
 """
 from . import (activation, activation_smooth, activation_stochastic, adaptive, attention,
-               container, conv, distance, dropout, embedding_bag, flatten, fold,
+               batchnorm_sync, container, conv, distance, dropout, embedding_bag, flatten, fold,
                instancenorm, lazy, linear, loss, normalization, padding,
                parameter_container, pixelshuffle, pooling, rnn, rnn_cell, sparse,
                transformer, upsampling)
@@ -11,7 +11,8 @@ from .module import Module
 
 # NOTE: built before the star imports, which rebind names such as ``embedding_bag``
 # from the submodule to the class or function of the same name.
-_FAMILIES = (activation, activation_smooth, activation_stochastic, adaptive, attention, container,
+_FAMILIES = (activation, activation_smooth, activation_stochastic, adaptive, attention,
+             batchnorm_sync, container,
              conv, distance, dropout, embedding_bag, flatten, fold, instancenorm,
              lazy, linear, loss, normalization, padding, parameter_container,
              pixelshuffle, pooling, rnn, rnn_cell, sparse, transformer, upsampling)
@@ -22,6 +23,7 @@ from .activation_smooth import *  # noqa: E402,F401,F403
 from .activation_stochastic import *  # noqa: E402,F401,F403
 from .adaptive import *  # noqa: E402,F401,F403
 from .attention import *  # noqa: E402,F401,F403
+from .batchnorm_sync import *  # noqa: E402,F401,F403
 from .container import *  # noqa: E402,F401,F403
 from .conv import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
