@@ -34,7 +34,7 @@ _FORWARDED = frozenset({
     "stream", "memory_allocated", "max_memory_allocated", "memory_reserved",
     "max_memory_reserved", "reset_peak_memory_stats", "empty_cache", "memory_stats"})
 
-__all__ = ["is_available", "device_count"]
+__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all"]
 
 
 def _backend():
@@ -64,6 +64,24 @@ def device_count() -> int:
     """The number of visible CUDA devices; 0 without the plugin or a GPU."""
     backend = _backend()
     return backend.device_count if backend is not None else 0
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the CUDA default generator (``torch.cuda.manual_seed``). ember keeps one
+    generator per device type, so this seeds every GPU's draws. Without the plugin it does
+    nothing, as PyTorch's does without CUDA, so seeding boilerplate runs anywhere. Raises
+    TypeError for a seed that is not an int."""
+    from .random import default_generator
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"manual_seed expected an int seed, got {type(seed).__name__}")
+    if _backend() is not None:
+        default_generator("cuda").manual_seed(seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    """``manual_seed(seed)``: ember's one CUDA generator serves all GPUs
+    (``torch.cuda.manual_seed_all``)."""
+    manual_seed(seed)
 
 
 def __getattr__(name: str):

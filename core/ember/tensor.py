@@ -325,9 +325,12 @@ class Tensor:
             self.output_nr in node._retain_grad
 
     # --- conversions ---------------------------------------------------------------------
-    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
+    def to(self, *args, dtype=None, device=None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
         """Convert dtype and/or device: ``x.to(ember.float64)``, ``x.to("cuda:0")``,
         ``x.to(other)``. Returns ``self`` when nothing changes and ``copy`` is False.
+        ``non_blocking`` is accepted as PyTorch's (``xb.to(device, non_blocking=True)``)
+        and ignored: ember's copies between devices are synchronous.
 
         Raises NoBackendError if the target device's plugin is not installed.
         """

@@ -53,3 +53,12 @@ def test_forwarding_to_a_runtime(monkeypatch):
     fake.runtime = None
     with pytest.raises(E.NoBackendError, match="registered no runtime"):
         E.cuda.synchronize()
+
+
+def test_manual_seed_runs_without_the_plugin_as_torch_does():
+    # torch.cuda.manual_seed(_all) are silently ignored without CUDA, so seeding
+    # boilerplate copied from a PyTorch script runs anywhere
+    E.cuda.manual_seed(0)
+    E.cuda.manual_seed_all(1)
+    with pytest.raises(TypeError, match="expected an int seed, got float"):
+        E.cuda.manual_seed(1.5)

@@ -92,3 +92,9 @@ def test_transpose_properties_are_views():
     assert x.T.tolist()[1][2][0] == x.tolist()[0][2][1]
     with pytest.raises(IndexError, match="matrices"):
         E.ones(3).mT
+
+
+def test_to_accepts_non_blocking_as_torch():
+    x = E.ones(2)
+    assert x.to("cpu", non_blocking=True) is x
+    assert x.to(E.float64, non_blocking=True).dtype == E.float64
