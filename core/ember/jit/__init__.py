@@ -10,16 +10,17 @@ run it through a GraphExecutor that compiles one ExecutionPlan per ArgumentSpec.
 Modules: ``ir`` (Graph/Block/Node/Value), ``parser`` (IR text), ``tracer`` (recording),
 ``traced`` (``trace``), ``executor`` (GraphExecutor), ``plan`` (ExecutionPlan codegen),
 ``plan_array_mode`` (its kernel calls on arrays), ``pipeline`` (stages, custom passes),
-``passes/`` (one pass a file), ``autodiff`` (``differentiate``), ``symbolic_formulas``
-(pointwise backward formulas as ops), ``differentiable_graph`` (its runtime), ``fuser``
-(fuser registry).
+``passes/`` (one pass a file; ``passes/autodiff_stage`` the autodiff stage's entries),
+``autodiff`` (``differentiate``), ``autodiff_prims`` (how its prim kinds run),
+``symbolic_formulas`` (pointwise backward formulas as ops), ``differentiable_graph`` (its
+runtime, above the executor), ``fuser`` (fuser registry).
 """
 # NOTE: attributes load on first use (PEP 562): the op wrappers and Tensor import
 # ember.jit.tracing_state while ember itself is still importing.
 _LAZY = {
     "GraphExecutor": "executor", "counters": "executor", "reset_counters": "executor",
     "last_executed_optimized_graph": "executor",
-    "debug_set_autodiff_subgraph_inlining": "executor",
+    "debug_set_autodiff_subgraph_inlining": "pipeline",
     "Graph": "ir", "parse_ir": "parser", "register_pass": "pipeline",
     "JitPassWarning": "pipeline", "trace": "traced", "TracedFunction": "traced",
     "TracedModule": "traced", "TracingCheckError": "traced", "TracerWarning": "tracer",

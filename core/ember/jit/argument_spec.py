@@ -7,20 +7,46 @@ whether grad mode is on. Two calls with equal specs can run the same ExecutionPl
 plan's shape-specialized passes keep sizes symbolic). Non-tensor inputs are keyed by type
 only.
 
-The spec is a tuple, so building it is one pass over the inputs and hashing is C-speed::
+Each input's entry is a NamedTuple whose class says what the input is
+(:class:`TensorArg`, :class:`TensorListArg`, :class:`ValueArg`), so readers write
+``e.dtype``, not ``e[1]``; entries of different classes never compare equal (their
+fields differ in count or type). The spec is a tuple of them, so building it is one pass
+over the inputs and hashing is C-speed::
 
     spec = ArgumentSpec.of((x, w), grad_enabled=True)
-    spec.key  -> (True, (("t", float32, Device("cpu"), 2, True), ("t", float32, ...)))
+    spec.inputs  -> (TensorArg(dtype=float32, device=Device("cpu"), rank=2,
+                               requires_grad=True), TensorArg(...))
 
 Reference: torch/csrc/jit/runtime/argument_spec.h.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..tensor import Tensor
 
-__all__ = ["ArgumentSpec", "flatten_inputs"]
+__all__ = ["ArgumentSpec", "TensorArg", "TensorListArg", "ValueArg", "flatten_inputs"]
+
+
+class TensorArg(NamedTuple):
+    """A defined Tensor input: its dtype (ScalarType), device, rank, and whether it
+    requires grad (always False under grad mode off)."""
+    dtype: object
+    device: object
+    rank: int
+    requires_grad: bool
+
+
+class TensorListArg(NamedTuple):
+    """A non-empty list or tuple of Tensors (a ``Tensor[]`` input): a TensorArg each."""
+    items: tuple
+
+
+class ValueArg(NamedTuple):
+    """Any other input, keyed by its type's name (``"int"``; ``"NoneType"`` for an
+    undefined input such as a missing gradient)."""
+    type_name: str
 
 
 def flatten_inputs(args) -> list:
@@ -41,8 +67,7 @@ def flatten_inputs(args) -> list:
 @dataclass(frozen=True)
 class ArgumentSpec:
     """Hashable specialization key of one call: ``grad_enabled`` and one entry per flat
-    input, ``("t", dtype, device, rank, requires_grad)`` for a Tensor or ``("v",
-    type name)`` for anything else (None included, as an undefined input).
+    input, a :class:`TensorArg`, :class:`TensorListArg` or :class:`ValueArg`.
 
     Raises nothing; any Python value can be keyed.
     """
@@ -53,7 +78,7 @@ class ArgumentSpec:
     @classmethod
     def of(cls, args, grad_enabled: bool) -> "ArgumentSpec":
         """The spec of ``args`` (one entry per graph input) under grad mode
-        ``grad_enabled``; a list or tuple of tensors gives ``("l", entries)``."""
+        ``grad_enabled``."""
         return cls(bool(grad_enabled), tuple(_entry(x, grad_enabled) for x in args))
 
     @property
@@ -67,24 +92,24 @@ class ArgumentSpec:
                f"{', '.join(parts)})"
 
 
-def _entry(x, grad_enabled: bool) -> tuple:
+def _entry(x, grad_enabled: bool):
     if isinstance(x, Tensor):
-        return ("t", x.dtype, x.device, x.ndim, bool(grad_enabled and x.requires_grad))
+        return TensorArg(x.dtype, x.device, x.ndim, bool(grad_enabled and x.requires_grad))
     if isinstance(x, (list, tuple)) and x and all(isinstance(i, Tensor) for i in x):
-        return ("l", tuple(_entry(i, grad_enabled) for i in x))
-    return ("v", type(x).__name__)
+        return TensorListArg(tuple(_entry(i, grad_enabled) for i in x))
+    return ValueArg(type(x).__name__)
 
 
 def _entry_rg(e) -> bool:
-    if e[0] == "t":
-        return e[4]
-    return e[0] == "l" and any(_entry_rg(i) for i in e[1])
+    if e.__class__ is TensorArg:
+        return e.requires_grad
+    return e.__class__ is TensorListArg and any(_entry_rg(i) for i in e.items)
 
 
 def _entry_str(e) -> str:
-    if e[0] == "t":
-        rg = ", requires_grad" if e[4] else ""
-        return f"Tensor({e[1].name}, {e[2]}, rank {e[3]}{rg})"
-    if e[0] == "l":
-        return "[" + ", ".join(_entry_str(i) for i in e[1]) + "]"
-    return e[1]
+    if e.__class__ is TensorArg:
+        rg = ", requires_grad" if e.requires_grad else ""
+        return f"Tensor({e.dtype.name}, {e.device}, rank {e.rank}{rg})"
+    if e.__class__ is TensorListArg:
+        return "[" + ", ".join(_entry_str(i) for i in e.items) + "]"
+    return e.type_name

@@ -60,7 +60,7 @@ The kinds this module adds (and registers with the interpreter):
 - ``prim::TensorMeta(%x) -> Any``: shape, dtype, device and ndim of a tensor (or of each
   tensor of a list), computed in ``f``. ``prim::TensorMeta[cat_dim=d](%p_0, ..., %p_n)``
   is the meta of their concatenation along ``d``; FuseGraph writes it when a chunk moves
-  above the op whose meta was read (``differentiable_graph.cat_meta``).
+  above the op whose meta was read (``autodiff_prims.cat_meta``).
 
 - ``prim::ReduceMeta(%target, %like) -> Any?`` (in ``f``; each input a TensorMeta or a
   tensor): None when a gradient shaped and typed like ``%like`` needs no reduction to
@@ -95,6 +95,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ember.jit import autodiff_prims as _autodiff_prims  # noqa: F401 - how f's, df's prims run
 from ember.jit.differentiability import (SEQUENCE_INVERSE, derivative_of, is_differentiable,
                                          values_needing_grad)
 from ember.jit.ir import Graph, Node, Value
@@ -105,13 +106,13 @@ __all__ = ["Gradient", "differentiate", "is_differentiable", "AUTOGRAD_FORMULA",
            "TENSOR_META", "AUTOGRAD_ADD_LIST", "REDUCE_META", "GRAD_SUM_TO_SIZE", "BROADCAST_META",
            "META_KINDS"]
 
-AUTOGRAD_FORMULA = "prim::AutogradFormula"
-TENSOR_META = "prim::TensorMeta"
-AUTOGRAD_ADD_LIST = "prim::AutogradAddList"
-REDUCE_META = "prim::ReduceMeta"
-GRAD_SUM_TO_SIZE = "prim::GradSumToSize"
+AUTOGRAD_FORMULA = prim.AutogradFormula
+TENSOR_META = prim.TensorMeta
+AUTOGRAD_ADD_LIST = prim.AutogradAddList
+REDUCE_META = prim.ReduceMeta
+GRAD_SUM_TO_SIZE = prim.GradSumToSize
 #: FuseGraph's meta of a value a group does not store (:mod:`ember.jit.passes.fusion_metas`).
-BROADCAST_META = "prim::BroadcastMeta"
+BROADCAST_META = prim.BroadcastMeta
 #: The nodes of ``f`` that read only the metadata of tensors (never their elements).
 META_KINDS = frozenset({TENSOR_META, REDUCE_META, BROADCAST_META})
 
@@ -158,7 +159,6 @@ def differentiate(graph: Graph) -> Gradient:
     yes), propagated through the differentiable nodes. Raises ValueError for a graph with
     a node that is not differentiable (:func:`is_differentiable`) on a gradient path.
     """
-    import ember.jit.differentiable_graph  # noqa: F401 - registers how f's and df's prims run
     f = graph.copy()
     return _Builder(f).run()
 

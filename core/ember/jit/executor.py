@@ -31,26 +31,25 @@ from ..autograd import grad_mode as _grad_mode
 from ..tensor import Tensor
 from . import pipeline as _pipeline
 from . import recompiles as _recompiles
-from .argument_spec import ArgumentSpec
+from .argument_spec import ArgumentSpec, TensorArg, TensorListArg, ValueArg
 from .ir_types import ListType, NoneType, TensorType
 from .kinds import prim
 from .plan import ExecutionPlan
 from .tracing_state import STATE as _tracing
 from . import autograd_prims as _autograd_prims  # noqa: F401 - registers how they run
-from . import differentiable_graph as _differentiable_graph  # noqa: F401 - its runtime
 from . import fuser as _fuser
+# re-exported: the autodiff stage's knob and thresholds live with the pipeline table
+from .pipeline import (AUTODIFF_SUBGRAPH_INLINE_THRESHOLD, AUTODIFF_SUBGRAPH_NODE_THRESHOLD,
+                       autodiff_subgraph_inlining, debug_set_autodiff_subgraph_inlining)
 
 __all__ = ["GraphExecutor", "counters", "reset_counters", "last_executed_optimized_graph",
-           "debug_set_autodiff_subgraph_inlining", "autodiff_subgraph_inlining"]
-
-AUTODIFF_SUBGRAPH_NODE_THRESHOLD = 2   # the seeds' autodiffSubgraphNodeThreshold
-AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5  # the seeds' autodiffSubgraphInlineThreshold
+           "debug_set_autodiff_subgraph_inlining", "autodiff_subgraph_inlining",
+           "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "AUTODIFF_SUBGRAPH_INLINE_THRESHOLD"]
 
 _counter_lock = threading.Lock()
 _COUNTERS = {"executors_constructed": 0, "invocations": 0, "plan_cache_hits": 0,
              "plan_cache_misses": 0, "pass_failures": 0}
 _local = threading.local()
-_inlining = [True]
 
 
 def counters() -> dict:
@@ -75,19 +74,6 @@ def _count(name: str) -> None:
 def last_executed_optimized_graph():
     """The optimized graph of the plan this thread ran last, or None."""
     return getattr(_local, "last", None)
-
-
-def debug_set_autodiff_subgraph_inlining(state: bool) -> None:
-    """``False`` makes every differentiable node its own autodiff subgraph, however small,
-    and keeps them all (no inlining): the seeds' ``debugSetAutodiffSubgraphInlining``, for
-    testing symbolic gradients. Executors recompile their plans."""
-    _inlining[0] = bool(state)
-    _pipeline._bump()
-
-
-def autodiff_subgraph_inlining() -> bool:
-    """The current setting of :func:`debug_set_autodiff_subgraph_inlining`."""
-    return _inlining[0]
 
 
 def _key_of(inputs) -> tuple:
@@ -234,11 +220,10 @@ class GraphExecutor:
             for p in _pipeline.stage_passes("optimization"):
                 g = self._run(p, g)
             needs_grad = spec.requires_grad or (spec.grad_enabled and _may_introduce_grad(g))
-            if needs_grad:
-                g = self._autodiff(g)
-            else:
-                for p in _pipeline.stage_passes("nondiff"):
-                    g = self._run(p, g)
+            # with a gradient, the autodiff stage runs optimization and nondiff on each
+            # differentiable graph's f (self._optimize_subgraph); else nondiff runs here
+            for p in _pipeline.stage_passes("autodiff" if needs_grad else "nondiff"):
+                g = self._run(p, g)
             for p in _pipeline.stage_passes("final"):
                 g = self._run(p, g)
             g.lint()
@@ -253,9 +238,11 @@ class GraphExecutor:
 
     def _run(self, entry, g, inputs=None):
         try:
-            return _pipeline.run_pass(entry, g, inputs)
-        except _pipeline.UserGraphError:
-            raise  # the graph itself is wrong (an in-place write autograd forbids)
+            return _pipeline.run_pass(entry, g, inputs, self._optimize_subgraph)
+        except (_pipeline.UserGraphError, _PassFailed):
+            # the graph itself is wrong (an in-place write autograd forbids), or a pass
+            # on a subgraph (a Gradient's f) failed and is named already
+            raise
         except _pipeline.CustomPassFailed as e:
             self._skip_pass(e)
             return e.fallback   # the graph from before the pass; the later passes still run
@@ -279,47 +266,12 @@ class GraphExecutor:
                       f"before it. Fix the pass or unregister it ({way_out})",
                       _pipeline.JitPassWarning, stacklevel=6)
 
-    def _autodiff(self, g):
-        inlining = _inlining[0]
-        entries = _pipeline.stage_passes("autodiff")
-        for p in entries:
-            if p.origin != "builtin":
-                g = self._run(p, g)
-        try:
-            from .autodiff import differentiate
-            from .differentiable_graph import pack_gradient
-            from .passes.create_autodiff_subgraphs import create_autodiff_subgraphs
-            from .passes.inline_autodiff_subgraphs import inline_autodiff_subgraphs
-        except ImportError as e:
-            raise _PassFailed(f"symbolic autodiff is unavailable: {e}") from e
-        threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if inlining else 1
-        try:
-            # NOTE: a departure from the seeds, where DecomposeOps runs only in the nondiff
-            # stage: ember's composites (linear, layer_norm) have no formula of their own, so
-            # they are decomposed first, making them symbolically differentiable.
-            from .passes.decompose_ops import decompose_ops
-            decompose_ops(g)
-            nodes = create_autodiff_subgraphs(g, threshold)
-        except Exception as e:  # noqa: BLE001
-            raise _PassFailed(f"pass 'create_autodiff_subgraphs' raised "
-                              f"{type(e).__name__}: {e}") from e
-        for node in nodes:
-            try:
-                grad = differentiate(node.g("Subgraph"))
-            except Exception as e:  # noqa: BLE001
-                raise _PassFailed(f"'differentiate' raised {type(e).__name__}: {e}") from e
-            f = grad.f
-            for p in _pipeline.stage_passes("optimization") + _pipeline.stage_passes("nondiff"):
-                f = self._run(p, f)
-            grad.f = f
-            pack_gradient(grad, node)
-        if inlining:
-            try:
-                inline_autodiff_subgraphs(g, AUTODIFF_SUBGRAPH_INLINE_THRESHOLD)
-            except Exception as e:  # noqa: BLE001
-                raise _PassFailed(f"pass 'inline_autodiff_subgraphs' raised "
-                                  f"{type(e).__name__}: {e}") from e
-        return g
+    def _optimize_subgraph(self, f):
+        """The optimization and nondiff stages on a graph a pass made (a Gradient's ``f``),
+        failures handled as for the plan's own graph; returns the optimized graph."""
+        for p in _pipeline.stage_passes("optimization") + _pipeline.stage_passes("nondiff"):
+            f = self._run(p, f)
+        return f
 
     # -- recompiles -------------------------------------------------------------------------
     def recompile_reasons(self) -> list:
@@ -395,17 +347,18 @@ def _specialize_types(g, spec: ArgumentSpec) -> None:
     """Set each graph input's type from the spec (dtype, device, rank, requires_grad;
     None -> NoneType, an undefined input such as a missing gradient)."""
     for v, e in zip(g.inputs, spec.inputs):
-        if e[0] == "t":
-            v.type = TensorType(dtype=e[1], device=e[2], rank=e[3], requires_grad=e[4])
-        elif e[0] == "l":
-            types = {(i[1], i[2], i[3], i[4]) for i in e[1] if i[0] == "t"}
+        if e.__class__ is TensorArg:
+            v.type = TensorType(dtype=e.dtype, device=e.device, rank=e.rank,
+                                requires_grad=e.requires_grad)
+        elif e.__class__ is TensorListArg:
+            types = {i for i in e.items if i.__class__ is TensorArg}
             if len(types) == 1:
                 dt, dev, rank, rg = types.pop()
                 elem = TensorType(dtype=dt, device=dev, rank=rank, requires_grad=rg)
             else:
                 elem = TensorType()
             v.type = ListType(elem)
-        elif e[1] == "NoneType":
+        elif e == ValueArg("NoneType"):
             v.type = NoneType()
     # the trace's sizes (and dtypes) held for its example inputs only: keep what a plan for
     # any sizes may assume until shape propagation fills the types in again

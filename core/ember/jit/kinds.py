@@ -31,6 +31,14 @@ class prim:  # noqa: N801 - reads like PyTorch's ``prim::`` symbols: ``prim.Cons
     SliceConstruct = "prim::SliceConstruct"
     Print = "prim::Print"
     RaiseException = "prim::RaiseException"
+    # symbolic autodiff's kinds (their meaning: ``ember.jit.autodiff``'s module doc; how
+    # they run: ``ember.jit.autodiff_prims``)
+    AutogradFormula = "prim::AutogradFormula"
+    AutogradAddList = "prim::AutogradAddList"
+    TensorMeta = "prim::TensorMeta"
+    ReduceMeta = "prim::ReduceMeta"
+    BroadcastMeta = "prim::BroadcastMeta"
+    GradSumToSize = "prim::GradSumToSize"
 
 
 # Kinds DCE must keep even when their outputs are unused (see Node.has_side_effects).

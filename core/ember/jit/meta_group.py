@@ -22,7 +22,7 @@ Reference: PyTorch computes these sizes per call in C++ (``aten::size``,
 """
 from __future__ import annotations
 
-import ember.jit.differentiable_graph  # noqa: F401 - registers how the metas themselves run
+import ember.jit.autodiff_prims  # noqa: F401 - registers how the metas themselves run
 from ember.jit.interpreter import register_prim_factory, run_graph
 from ember.jit.kinds import prim
 from ember.tensor import Tensor

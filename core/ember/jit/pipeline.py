@@ -13,9 +13,10 @@ Stages (a custom pass registered for a stage runs where ``pipeline()`` shows it)
 - ``specialization``: constant propagation, shape and requires_grad propagation.
 - ``optimization``: the differentiable optimizations (DCE, CSE, constant pooling,
   peephole, constant propagation, loop unrolling, CSE, check in-place).
-- ``autodiff``: only when a gradient is needed: CreateAutodiffSubgraphs, ``differentiate``
-  each group, optimize its ``f``, InlineAutodiffSubgraphs. Custom passes at this stage run
-  before it.
+- ``autodiff``: only when a gradient is needed, in place of ``nondiff``: DecomposeOps,
+  CreateAutodiffSubgraphs, ``differentiate`` (each group becomes a Gradient whose ``f``
+  gets the optimization and nondiff stages), InlineAutodiffSubgraphs
+  (``passes/autodiff_stage.py``). Custom passes at this stage run before it.
 - ``nondiff``: custom passes first (PyTorch's slot for backend passes), then DecomposeOps,
   BatchMM, FuseGraph; run on the whole graph when no gradient is needed, else on each
   differentiable graph's ``f``.
@@ -35,6 +36,10 @@ every pass) to the ``ember.jit`` logger at INFO, and to stderr when that logger 
 handler; ``recompiles`` in the same list logs why an executor compiled another plan
 (``ember.jit.recompiles``, which uses :func:`log_enabled` and :func:`emit_log`).
 
+:func:`debug_set_autodiff_subgraph_inlining` (``False``: every differentiable node its own
+subgraph, none inlined) is a knob of the autodiff stage, kept here with the table it
+changes.
+
 Reference: PyTorch's ``torch/csrc/jit/runtime/graph_executor.cpp`` (runRequiredPasses,
 runOptimization, runNondiffOptimization, RegisterPass / getCustomPasses) and
 ``torch/csrc/jit/jit_log.h`` (PYTORCH_JIT_LOG_LEVEL).
@@ -53,7 +58,9 @@ from typing import Callable, Optional
 from ..plugins import manager as _manager
 
 __all__ = ["STAGES", "PassEntry", "register_pass", "pipeline", "JitPassWarning",
-           "PassHandle", "run_pass", "log_targets", "log_enabled", "emit_log"]
+           "PassHandle", "run_pass", "log_targets", "log_enabled", "emit_log",
+           "debug_set_autodiff_subgraph_inlining", "autodiff_subgraph_inlining",
+           "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "AUTODIFF_SUBGRAPH_INLINE_THRESHOLD"]
 
 STAGES = ("required", "specialization", "optimization", "autodiff", "nondiff", "final")
 
@@ -72,8 +79,11 @@ class UserGraphError(RuntimeError):
 @dataclass(frozen=True)
 class PassEntry:
     """One step of the pipeline: its stage, its name, the function, where it came from
-    (``builtin``, ``custom`` or ``plugin:<name>``), a note on when it runs, and whether it
-    is called ``fn(graph, example_inputs)`` (shape propagation runs the graph)."""
+    (``builtin``, ``custom`` or ``plugin:<name>``), a note on when it runs, whether it
+    is called ``fn(graph, example_inputs)`` (shape propagation runs the graph), and
+    whether it is called ``fn(graph, optimizer)``: a pass that makes graphs of its own
+    (``differentiate``: each Gradient's ``f``) has the caller optimize them,
+    ``optimizer(graph) -> graph`` (:func:`run_pass`)."""
 
     stage: str
     name: str
@@ -81,6 +91,7 @@ class PassEntry:
     origin: str = "builtin"
     note: str = ""
     takes_inputs: bool = False
+    takes_optimizer: bool = False
 
     def __str__(self) -> str:
         extra = f" ({self.note})" if self.note else ""
@@ -120,14 +131,18 @@ _BUILTINS = [
     ("optimization", "eliminate_common_subexpression", "common_subexpression_elimination",
      "eliminate_common_subexpression", ""),
     ("optimization", "check_inplace", "check_inplace", "check_inplace", ""),
+    # NOTE: a departure from the seeds, where DecomposeOps runs only in the nondiff stage:
+    # ember's composites (linear, layer_norm) have no formula of their own, so they are
+    # decomposed first, making them symbolically differentiable
     ("autodiff", "decompose_ops", "decompose_ops", "decompose_ops",
-     "when a gradient is needed: composites without a formula become differentiable ops"),
-    ("autodiff", "create_autodiff_subgraphs", "create_autodiff_subgraphs",
-     "create_autodiff_subgraphs", "when a gradient is needed; threshold 2"),
-    ("autodiff", "differentiate", "", "", "each DifferentiableGraph -> Gradient; its f then "
-     "gets the optimization and nondiff stages"),
-    ("autodiff", "inline_autodiff_subgraphs", "inline_autodiff_subgraphs",
-     "inline_autodiff_subgraphs", "threshold 5"),
+     "composites without a formula become differentiable ops"),
+    ("autodiff", "create_autodiff_subgraphs", "autodiff_stage", "create_subgraphs",
+     "threshold 2; 1 without inlining"),
+    ("autodiff", "differentiate", "autodiff_stage", "differentiate_subgraphs",
+     "each DifferentiableGraph -> Gradient; its f then gets the optimization and nondiff "
+     "stages"),
+    ("autodiff", "inline_autodiff_subgraphs", "autodiff_stage", "inline_subgraphs",
+     "threshold 5; none without inlining"),
     ("nondiff", "decompose_ops", "decompose_ops", "decompose_ops", ""),
     ("nondiff", "batch_mm", "batch_mm", "batch_mm", ""),
     ("nondiff", "fuse_graph", "fuse_graph", "fuse_graph", "groups only for a device with a fuser"),
@@ -138,6 +153,11 @@ _BUILTINS = [
 
 # sizes are not in a plan's key, so shape propagation keeps ranks only (keep_sizes=False)
 _TAKES_INPUTS = {"propagate_shapes": (False,)}
+_TAKES_OPTIMIZER = {"differentiate"}
+
+AUTODIFF_SUBGRAPH_NODE_THRESHOLD = 2   # the seeds' autodiffSubgraphNodeThreshold
+AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5  # the seeds' autodiffSubgraphInlineThreshold
+_inlining = [True]
 
 _custom: list[PassEntry] = []
 _lock = threading.Lock()
@@ -168,6 +188,19 @@ _generation = [0]  # executors recompile their plans when the pipeline changes
 
 def _bump() -> None:
     _generation[0] += 1
+
+
+def debug_set_autodiff_subgraph_inlining(state: bool) -> None:
+    """``False`` makes every differentiable node its own autodiff subgraph, however small,
+    and keeps them all (no inlining): the seeds' ``debugSetAutodiffSubgraphInlining``, for
+    testing symbolic gradients. Executors recompile their plans."""
+    _inlining[0] = bool(state)
+    _bump()
+
+
+def autodiff_subgraph_inlining() -> bool:
+    """The current setting of :func:`debug_set_autodiff_subgraph_inlining`."""
+    return _inlining[0]
 
 
 def generation() -> int:
@@ -222,8 +255,8 @@ def pipeline() -> list[PassEntry]:
         first = stage in ("nondiff", "autodiff")
         if first:
             out += mine
-        out += [PassEntry(s, n, _builtin(m, f) if m else None, "builtin", note,
-                          takes_inputs=n in _TAKES_INPUTS)
+        out += [PassEntry(s, n, _builtin(m, f), "builtin", note,
+                          takes_inputs=n in _TAKES_INPUTS, takes_optimizer=n in _TAKES_OPTIMIZER)
                 for s, n, m, f, note in _BUILTINS if s == stage]
         if not first:
             out += mine
@@ -318,16 +351,18 @@ def _run_guarded(entry: PassEntry, graph, args):
     return after
 
 
-def run_pass(entry: PassEntry, graph, inputs=None):
-    """Run one pass (with the call's ``inputs`` if it takes them); returns the graph (the
-    same, or the one the pass returned).
+def run_pass(entry: PassEntry, graph, inputs=None, optimizer=None):
+    """Run one pass (with the call's ``inputs`` if it takes them, ``optimizer`` if it makes
+    graphs of its own, see :class:`PassEntry`); returns the graph (the same, or the one
+    the pass returned).
 
     A built-in pass's exceptions propagate to the caller, which names the pass. A custom or
     plugin pass is checked after it runs (``Graph.lint()``, the same kinds of inputs and
     outputs); a failure raises :class:`CustomPassFailed` with a copy of the graph from
     before the pass, so the caller can go on without it (PyTorch lints after every pass
     in debug builds: ``GRAPH_DUMP`` / ``Graph::lint`` in ``graph_executor.cpp``)."""
-    args = (inputs, *_TAKES_INPUTS[entry.name]) if entry.takes_inputs else ()
+    args = ((inputs, *_TAKES_INPUTS[entry.name]) if entry.takes_inputs else
+            (optimizer,) if entry.takes_optimizer else ())
     if entry.origin == "builtin":
         graph = _call(entry, graph, args)
     else:

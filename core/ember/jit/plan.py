@@ -70,10 +70,15 @@ from . import memory_planning as _mp
 from .kinds import prim
 from .op_registry import is_op_kind, op_info
 from .plan_fusion import emit_fusion_group
-from .plan_array_mode import (IDENT, Unsupported, eager_error, emit_array_op, is_tensor,
+from .plan_array_mode import (IDENT, Form, Unsupported, eager_error, emit_array_op, is_tensor,
                               is_tensor_list, out_capable)
 
-__all__ = ["ExecutionPlan"]
+__all__ = ["ExecutionPlan", "Form"]
+
+
+def _call_form(v) -> Form:
+    """The form of a value a wrapper or runtime op returns (they take and give Tensors)."""
+    return Form.TENSOR if is_tensor(v) or is_tensor_list(v) else Form.PYTHON
 
 
 
@@ -84,7 +89,7 @@ class _Emitter:
         self.lines: list[str] = []
         self.globals: dict = {"_wrap": _d.wrap}
         self.names: dict = {}  # Value -> base identifier
-        self.forms: list[dict] = [{}]  # scopes: Value -> {"a": name, "t": name}
+        self.forms: list[dict] = [{}]  # scopes: Value -> {Form: name}
         self.used: set = set()
         self.n_globals = 0
         self.runtime_ops: list = []  # (node, op) for nodes that run through a built op
@@ -121,27 +126,45 @@ class _Emitter:
                 return scope[v]
         raise KeyError(v)
 
-    def define(self, v, kind: str, name: Optional[str] = None) -> str:
+    def define(self, v, form: Form, name: Optional[str] = None) -> str:
+        """Note that ``v`` exists in ``form`` under ``name`` (default: its base name) in
+        the current scope; returns the name."""
         name = name or self.name(v)
-        self.forms[-1].setdefault(v, {})[kind] = name
+        self.forms[-1].setdefault(v, {})[form] = name
         return name
+
+    def crossing_form(self, v) -> Form:
+        """The form a value takes where it crosses a block boundary (the outputs of an If,
+        a Loop, a FusionGroup's two ways): an array in array mode, else a Tensor; a
+        Python value if it is no tensor."""
+        if is_tensor(v) or is_tensor_list(v):
+            return Form.ARRAY if self.array_mode else Form.TENSOR
+        return Form.PYTHON
+
+    def in_form(self, v, form: Form, indent: str) -> str:
+        """The name of ``v`` in ``form``, writing the conversion if needed."""
+        if form is Form.ARRAY:
+            return self.as_array(v, indent)
+        if form is Form.TENSOR:
+            return self.as_tensor(v, indent)
+        return self.arg(v, indent)
 
     # -- conversions -----------------------------------------------------------------------
     def as_tensor(self, v, indent: str) -> str:
         f = self.form(v)
-        if "t" in f:
-            return f["t"]
-        if "p" in f:
-            return f["p"]
-        arr = f["a"]
+        if Form.TENSOR in f:
+            return f[Form.TENSOR]
+        if Form.PYTHON in f:
+            return f[Form.PYTHON]
+        arr = f[Form.ARRAY]
         if is_tensor_list(v):
             b = self.backend_of(v)
-            out = self.define(v, "t", self.name(v) + "_t")
+            out = self.define(v, Form.TENSOR, self.name(v) + "_t")
             self.lines.append(f"{indent}{out} = [None if _x is None else _wrap(_x, {b}) "
                               f"for _x in {arr}]")
             return out
         b = self.backend_of(v)
-        out = self.define(v, "t", self.name(v) + "_t")
+        out = self.define(v, Form.TENSOR, self.name(v) + "_t")
         self.lines.append(f"{indent}{out} = {arr} if {arr} is None else _wrap({arr}, {b})"
                           if not isinstance(v.type, TensorType) or v.type.dtype is None
                           else f"{indent}{out} = _wrap({arr}, {b})")
@@ -149,12 +172,12 @@ class _Emitter:
 
     def as_array(self, v, indent: str) -> str:
         f = self.form(v)
-        if "a" in f:
-            return f["a"]
-        if "p" in f:
-            return f["p"]
-        t = f["t"]
-        out = self.define(v, "a", self.name(v) + "_a")
+        if Form.ARRAY in f:
+            return f[Form.ARRAY]
+        if Form.PYTHON in f:
+            return f[Form.PYTHON]
+        t = f[Form.TENSOR]
+        out = self.define(v, Form.ARRAY, self.name(v) + "_a")
         if is_tensor_list(v):
             self.lines.append(f"{indent}{out} = [_x._data for _x in {t}]")
         else:
@@ -190,11 +213,11 @@ class _Emitter:
             val = n.attr("value", None)
             from ..tensor import Tensor
             if isinstance(val, Tensor):
-                self.define(v, "t", self.const(val, "c"))
+                self.define(v, Form.TENSOR, self.const(val, "c"))
                 if self.array_mode:
-                    self.define(v, "a", self.const(val._data, "c"))
+                    self.define(v, Form.ARRAY, self.const(val._data, "c"))
             else:
-                self.define(v, "p", self.const(val, "c"))
+                self.define(v, Form.PYTHON, self.const(val, "c"))
             return
         if kind == prim.If:
             return self.if_(n, indent)
@@ -207,25 +230,26 @@ class _Emitter:
             arr = self.array_mode and is_tensor_list(out) and all(
                 is_tensor(v) for v in n.inputs)
             items = [self.as_array(v, indent) if arr else self.arg(v, indent) for v in n.inputs]
-            o = self.define(out, "a" if arr else ("t" if is_tensor_list(out) else "p"))
+            o = self.define(out, Form.ARRAY if arr else
+                            Form.TENSOR if is_tensor_list(out) else Form.PYTHON)
             br = ("[", "]") if kind == prim.ListConstruct else ("(", ",)" if items else ")")
             self.lines.append(f"{indent}{o} = {br[0]}{', '.join(items)}{br[1]}")
             return
         if kind in (prim.ListUnpack, prim.TupleUnpack):
             src_v = n.input()
             f = self.form(src_v)
-            k = "a" if "a" in f else ("t" if "t" in f else "p")
+            k = next(k for k in (Form.ARRAY, Form.TENSOR, Form.PYTHON) if k in f)
             src = f[k]
-            outs = [self.define(o, k if is_tensor(o) or k == "p" else "p") for o in n.outputs]
+            outs = [self.define(o, k if is_tensor(o) else Form.PYTHON) for o in n.outputs]
             lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
             self.lines.append(f"{indent}{lhs} = {src}" if outs else f"{indent}pass")
             return
         if kind == "prim::AutogradZero":
-            self.define(n.output(), "p", "None")
+            self.define(n.output(), Form.PYTHON, "None")
             return
         if kind == "prim::AutogradAnyNonZero":
             args = [self.arg(v, indent) for v in n.inputs]
-            o = self.define(n.output(), "p")
+            o = self.define(n.output(), Form.PYTHON)
             self.lines.append(f"{indent}{o} = " + (" or ".join(
                 f"{a} is not None" for a in args) or "False"))
             return
@@ -241,7 +265,7 @@ class _Emitter:
         if is_tensor(v) or is_tensor_list(v):
             return self.as_tensor(v, indent)
         f = self.form(v)
-        return f.get("p") or f.get("t") or f["a"]
+        return f.get(Form.PYTHON) or f.get(Form.TENSOR) or f[Form.ARRAY]
 
     def generic(self, n, indent: str, op_obj=None) -> None:
         """Write ``n`` as a call of its op's wrapper on Tensors, or of its runtime op
@@ -251,8 +275,7 @@ class _Emitter:
             info = op_info(n.kind)
             fn = self.const(info.fn, "f_" + IDENT.sub("_", n.kind.split("::")[1]) + "_")
             call = info.call_source(fn, args)
-            outs = [self.define(o, "t" if is_tensor(o) or is_tensor_list(o) else "p")
-                    for o in n.outputs]
+            outs = [self.define(o, _call_form(o)) for o in n.outputs]
             lhs = outs[0] if len(outs) == 1 else ", ".join(outs) + ("," if outs else "")
             self.lines.append(f"{indent}{lhs or '_'} = {call}  # {n.kind}")
             return
@@ -262,18 +285,14 @@ class _Emitter:
         op_obj = runtime_op(n) if op_obj is None else op_obj
         self.runtime_ops.append((n, op_obj))
         op = self.const(op_obj, "op")
-        outs = [self.define(o, "t" if is_tensor(o) or is_tensor_list(o) else "p")
-                for o in n.outputs]
+        outs = [self.define(o, _call_form(o)) for o in n.outputs]
         lhs = ", ".join(outs) + "," if outs else "_"
         self.lines.append(f"{indent}{lhs} = {op}({', '.join(args)})  # {n.kind}")
 
     def if_(self, n, indent: str) -> None:
         cond = self.arg(n.input(), indent)
         outs = [self.name(o) for o in n.outputs]
-        kinds = []
-        for o in n.outputs:
-            tensorish = is_tensor(o) or is_tensor_list(o)
-            kinds.append(("a" if self.array_mode else "t") if tensorish else "p")
+        kinds = [self.crossing_form(o) for o in n.outputs]
         self.lines.append(f"{indent}if {cond}:")
         for b in n.blocks:
             if b is n.blocks[1]:
@@ -282,8 +301,7 @@ class _Emitter:
             start = len(self.lines)
             self.block(b, indent + "    ")
             for o, v, k in zip(outs, b.outputs, kinds):
-                src = self.as_array(v, indent + "    ") if k == "a" else \
-                    self.as_tensor(v, indent + "    ") if k == "t" else self.arg(v, indent)
+                src = self.in_form(v, k, indent + "    ")
                 self.lines.append(f"{indent}    {o} = {src}")
             if len(self.lines) == start:
                 self.lines.append(f"{indent}    pass")
@@ -295,27 +313,24 @@ class _Emitter:
         trips = self.arg(n.inputs[0], indent)
         cond = self.arg(n.inputs[1], indent)
         body = n.blocks[0]
-        kinds = [("a" if self.array_mode else "t") if is_tensor(v) or is_tensor_list(v)
-                 else "p" for v in n.outputs]
+        kinds = [self.crossing_form(v) for v in n.outputs]
         carried = [self.name(o) for o in n.outputs]
         for o, v, k in zip(carried, n.inputs[2:], kinds):
-            src = self.as_array(v, indent) if k == "a" else \
-                self.as_tensor(v, indent) if k == "t" else self.arg(v, indent)
+            src = self.in_form(v, k, indent)
             self.lines.append(f"{indent}{o} = {src}")
         it = self.name(body.inputs[0])
         c = f"_cond_{it}"
         self.lines += [f"{indent}{it} = 0", f"{indent}{c} = {cond}",
                        f"{indent}while {c} and {it} < {trips}:"]
         self.forms.append({})
-        self.define(body.inputs[0], "p", it)
+        self.define(body.inputs[0], Form.PYTHON, it)
         for o, v, k in zip(carried, body.inputs[1:], kinds):
             self.define(v, k, o)
         inner = indent + "    "
         self.block(body, inner)
         res = [self.arg(body.outputs[0], inner)]
         for v, k in zip(body.outputs[1:], kinds):
-            res.append(self.as_array(v, inner) if k == "a" else
-                       self.as_tensor(v, inner) if k == "t" else self.arg(v, inner))
+            res.append(self.in_form(v, k, inner))
         lhs = ", ".join([c] + carried)
         self.lines.append(f"{inner}{lhs} = {', '.join(res)}")
         self.lines.append(f"{inner}{it} += 1")
@@ -407,7 +422,7 @@ class ExecutionPlan:
         self._arena = _mp.Arena(self.memory_plan.n_slots)
         params = [em.name(v) for v in graph.inputs]
         for v, p in zip(graph.inputs, params):
-            em.define(v, "t" if is_tensor(v) or is_tensor_list(v) else "p", p)
+            em.define(v, _call_form(v), p)
         em.lines += _mp.prologue(self.memory_plan, dict(zip(graph.inputs, params)), "    ")
         em.block(graph.block, "    ")
         rets = [em.arg(v, "    ") for v in graph.outputs]

@@ -16,8 +16,9 @@ It applies only where every tensor operand's dtype, device and rank are known, t
 operands already share the result dtype (else promotion would cast), every other argument
 is a constant, and the op is a plain kernel (not composite, not in place); otherwise it
 raises :class:`Unsupported` and the node runs in tensor mode (the op's wrapper on Tensors).
-Where a float32/float64 kernel would do nothing but call one ufunc (``_UFUNCS``), the
-ufunc is called directly (``v2 = _np_multiply_1(x_a, y_a)``; ``plan.py``'s example).
+Where the kernel declares an array-level form (``ember.backends.kernels.array_form``: for
+float32/float64 operands it does nothing but call one ufunc, ``add`` when ``alpha`` is 1),
+the plan calls that ufunc (``v2 = _np_multiply_1(x_a, y_a)``; ``plan.py``'s example).
 Such a call can write into a buffer (``out=``): :func:`out_capable` tells
 ``memory_planning.py`` which nodes these are, and where it gave the result a buffer slot,
 :func:`emit_array_op` writes the call in that module's planned form.
@@ -33,24 +34,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from typing import NamedTuple, Optional
 
 import numpy as np
 
 from .. import dispatch as _d
 from ..backends import registry as _registry
+from ..backends.kernels.array_form import UfuncForm, ufunc_form
 from ..ops.native import DIM_ARG_NAMES
 from .ir_types import ListType, TensorType
 from .kinds import prim
 from .memory_planning import emit_planned_call
 from .op_registry import is_op_kind, op_info
 
-__all__ = ["Unsupported", "emit_array_op", "out_capable", "eager_error", "is_tensor",
+__all__ = ["Form", "Unsupported", "emit_array_op", "out_capable", "eager_error", "is_tensor",
            "is_tensor_list"]
 
 #: What may not appear in a generated Python name (plan.py names values with it too).
 IDENT = re.compile(r"[^0-9a-zA-Z_]")
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
+
+
+class Form(Enum):
+    """How a graph value exists in a plan's generated code; a value may exist in several
+    forms at once, each under its own name (``v5`` and ``v5_t``)."""
+
+    ARRAY = "array"     # the backend array (array mode): ``v5``, ``x_a``
+    TENSOR = "tensor"   # an ember Tensor, or a list of them: ``v5_t``, a plan's inputs
+    PYTHON = "python"   # any other value: an int, a list of ints, None, a constant
 
 
 class Unsupported(Exception):
@@ -67,28 +79,32 @@ def is_tensor_list(v) -> bool:
     return isinstance(v.type, ListType) and isinstance(v.type.elem, TensorType)
 
 
+# schema type of a non-Tensor argument -> the dispatch check a generated wrapper runs on it
+# (ops/codegen.py ``_check``), as (for one value, for a list: also given the list's size)
+# NOTE: the wrappers spell the same choice in generated source; one table in dispatch.py
+# that both read is the issue-38 follow-up (it needs ops/codegen.py to read it)
+_CONVERSIONS = {
+    "int": (_d.check_int, _d.check_int_list), "SymInt": (_d.check_int, _d.check_int_list),
+    "bool": (_d.check_bool, _d.check_bool_list), "float": (_d.check_float, None),
+    "Scalar": (_d.check_scalar, None), "str": (_d.check_str, None),
+    "ScalarType": (_d.check_dtype, None),
+}
+
+
 def _convert_arg(a, value, op: str, pos: int):
     """Apply the wrapper's conversion of a non-Tensor argument to a constant ``value``."""
     t, n = a.type, a.name
     if value is None and t.optional:
         return None
-    if t.base in ("int", "SymInt"):
-        return _d.check_int_list(value, op, n, pos, t.size) if t.is_list else \
-            _d.check_int(value, op, n, pos)
-    if t.base == "bool":
-        return _d.check_bool_list(value, op, n, pos, t.size) if t.is_list else \
-            _d.check_bool(value, op, n, pos)
-    if t.base == "float":
-        return _d.check_float(value, op, n, pos)
-    if t.base == "Scalar":
-        return _d.check_scalar(value, op, n, pos)
-    if t.base == "str":
-        return _d.check_str(value, op, n, pos)
-    if t.base == "ScalarType":
-        return _d.check_dtype(value, op, n, pos)
-    if t.base in ("Generator",):
+    if t.base == "Generator":
         raise Unsupported("generator")
-    return value
+    conversion = _CONVERSIONS.get(t.base)
+    if conversion is None:  # Device, Layout, ...: converted where used, as the wrappers do
+        return value
+    one, many = conversion
+    if t.is_list and many is not None:
+        return many(value, op, n, pos, t.size)
+    return one(value, op, n, pos)
 
 
 class _Lowering(NamedTuple):
@@ -97,7 +113,8 @@ class _Lowering(NamedTuple):
     consts: dict       # argument name -> converted constant
     st: object         # the ScalarType of the operands (and of a ufunc's result)
     backend: object
-    ufunc: Optional[str]  # the one ufunc the kernel would call (``_UFUNCS``), or None
+    kernel: object     # the backend's kernel for the operands' Type
+    form: Optional[UfuncForm]  # the kernel's array-level form, if it holds here, or None
 
 
 def _lower(n) -> _Lowering:
@@ -160,8 +177,13 @@ def _lower(n) -> _Lowering:
             if a.name in DIM_ARG_NAMES and a.type.base == "int" and a.name in consts:
                 fn = _d.wrap_dims if a.type.is_list or a.type.optional else _d.wrap_dim
                 consts[a.name] = fn(consts[a.name], rank, op)
-    return _Lowering(info, consts, st, _registry.get_backend(dev),
-                     _lowering(nf.kernel_name, st, consts, tensors))
+    backend = _registry.get_backend(dev)
+    try:
+        kernel = backend.type(st).kernels[nf.kernel_name]
+    except NotImplementedError:  # no kernel for this dtype: the wrapper raises eager's error
+        raise Unsupported("no kernel") from None
+    return _Lowering(info, consts, st, backend, kernel,
+                     _ufunc_of(kernel, backend.xp, schema, st, consts, tensors))
 
 
 def out_capable(n):
@@ -173,7 +195,7 @@ def out_capable(n):
         low = _lower(n)
     except Unsupported:
         return None
-    return low.st if low.ufunc is not None and low.backend.xp is np else None
+    return low.st if low.form is not None and low.backend.xp is np else None
 
 
 def emit_array_op(em, n, indent: str) -> None:
@@ -182,26 +204,26 @@ def emit_array_op(em, n, indent: str) -> None:
     ``memory_plan``, whose slot for the output makes the call write into a buffer), and
     note the line in ``em.array_lines`` for :func:`eager_error`. Raises
     :class:`Unsupported`, having written nothing, when the node cannot run in array mode."""
-    info, consts, st, backend, ufunc = _lower(n)
+    info, consts, st, backend, kernel, form = _lower(n)
     schema, nf = info.schema, info.nf
-    if ufunc is not None:
+    if form is not None:
         # the kernel would only hand these operands to this ufunc: call it directly
-        k = em.const(getattr(backend.xp, ufunc), "np_" + ufunc + "_")
+        k = em.const(form.ufunc, "np_" + IDENT.sub("_", form.ufunc.__name__) + "_")
         args, arrays = [], []
-        for a, v in list(zip(schema.arguments, n.inputs))[:_ARITY[ufunc]]:
+        operands = len(schema.arguments) - len(form.when)
+        for a, v in list(zip(schema.arguments, n.inputs))[:operands]:
             if a.type.base == "Tensor" and is_tensor(v):
                 args.append(em.as_array(v, indent))
                 arrays.append((args[-1], v))
             else:
                 args.append(em.const(consts[a.name], "c"))
-        out = em.define(n.output(), "a")
+        out = em.define(n.output(), Form.ARRAY)
         if n.output() not in em.memory_plan.slots:
             em.lines.append(f"{indent}{out} = {k}({', '.join(args)})  # {n.kind}")
             return _note_array_line(em, n, info, backend, indent)
         lines = emit_planned_call(em.lines, indent, em.memory_plan, n.output(), out, k, args,
                                   arrays, n.kind)
         return _note_array_line(em, n, info, backend, indent, lines)
-    kernel = backend.type(st).kernels[nf.kernel_name]
     k = em.const(kernel, "K_" + IDENT.sub("_", nf.kernel_name) + "_")
     kargs = []
     for a, v in zip(schema.arguments, n.inputs):
@@ -209,7 +231,7 @@ def emit_array_op(em, n, indent: str) -> None:
             kargs.append(em.as_array(v, indent))
         else:
             kargs.append(em.const(consts[a.name], "c"))
-    outs = [em.define(o, "a" if is_tensor(o) or is_tensor_list(o) else "p")
+    outs = [em.define(o, Form.ARRAY if is_tensor(o) or is_tensor_list(o) else Form.PYTHON)
             for o in n.outputs]
     lhs = outs[0] if len(outs) == 1 else ", ".join(outs)
     em.lines.append(f"{indent}{lhs} = {k}({', '.join(kargs)})  # {n.kind}")
@@ -234,36 +256,27 @@ def _note_array_line(em, n, info, backend, indent: str, lines=None) -> None:
 
 _NOT_CONST = object()
 
-# Kernels that, for float32/float64 arrays and Python numbers (which numpy >= 2 treats as
-# weak, as PyTorch does), do nothing but call one ufunc: op -> (ufunc, extra constant
-# arguments that must have these values).
-_UFUNCS = {
-    "add": ("add", {"alpha": 1}), "sub": ("subtract", {"alpha": 1}), "mul": ("multiply", {}),
-    "div": ("true_divide", {"rounding_mode": None}), "true_divide": ("true_divide", {}),
-    "neg": ("negative", {}), "exp": ("exp", {}), "log": ("log", {}), "sin": ("sin", {}),
-    "cos": ("cos", {}), "tanh": ("tanh", {}), "sqrt": ("sqrt", {}), "abs": ("absolute", {}),
-    "maximum": ("maximum", {}), "minimum": ("minimum", {}),
-}
-_ARITY = {"add": 2, "subtract": 2, "multiply": 2, "true_divide": 2, "maximum": 2,
-          "minimum": 2, "negative": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tanh": 1,
-          "sqrt": 1, "absolute": 1}
-
-
-def _lowering(kernel_name: str, st, consts: dict, tensors) -> Optional[str]:
-    """The ufunc to call instead of the kernel, or None (see ``_UFUNCS``)."""
-    entry = _UFUNCS.get(kernel_name)
-    if entry is None or st.name not in ("float32", "float64"):
+def _ufunc_of(kernel, xp, schema, st, consts: dict, tensors) -> Optional[UfuncForm]:
+    """The array-level form of ``kernel`` if it holds for this call (float32/float64
+    operands, the declared values of its other arguments, no 0-d operand), or None."""
+    form = ufunc_form(kernel, xp)
+    if form is None or st.name not in ("float32", "float64"):
         return None
-    ufunc, required = entry
-    for name, value in required.items():
-        if name not in consts or consts[name] is not value and not (
-                value.__class__ is int and consts[name].__class__ is int
-                and consts[name] == value):
+    when, n_args = form.when, len(schema.arguments)
+    if len(when) >= n_args:
+        return None
+    rest = schema.arguments[n_args - len(when):]
+    if any(a.type.base == "Tensor" for a in rest):
+        return None
+    for a, value in zip(rest, when):
+        c = consts.get(a.name, _NOT_CONST)
+        if c is not value and not (value.__class__ is int and c.__class__ is int
+                                   and c == value):
             return None
     # a 0-d result would come back as a numpy scalar, which later kernels may not take
     if any(not is_tensor(v) or v.type.rank == 0 for a, v in tensors):
         return None
-    return ufunc
+    return form
 
 
 def _constant(v):

@@ -27,7 +27,7 @@ serve (``torch/csrc/jit/passes/tensorexpr_fuser.cpp``: ``prim::TypeCheck`` + ``p
 from __future__ import annotations
 
 from .interpreter import runtime_op
-from .plan_array_mode import is_tensor, is_tensor_list
+from .plan_array_mode import Form, is_tensor
 
 __all__ = ["emit_fusion_group"]
 
@@ -37,8 +37,7 @@ def emit_fusion_group(em, n, indent: str) -> None:
     docstring shows."""
     op = runtime_op(n)
     threshold = getattr(op.fuser, "min_elements", None) if op.kernel is not None else 0
-    kinds = [("a" if em.array_mode else "t") if is_tensor(o) or is_tensor_list(o) else "p"
-             for o in n.outputs]
+    kinds = [em.crossing_form(o) for o in n.outputs]
     outs = [em.name(o) for o in n.outputs]
     if op.kernel is None:  # declined: the subgraph's own lines, always
         _inline(em, n, indent, outs, kinds)
@@ -56,10 +55,10 @@ def emit_fusion_group(em, n, indent: str) -> None:
         args = [em.arg(v, inner) for v in n.inputs]
         em.runtime_ops.append((n, op))
         fn = em.const(op, "op")
-        tmp = [f"{o}_t" if k == "a" else o for o, k in zip(outs, kinds)]
+        tmp = [f"{o}_t" if k is Form.ARRAY else o for o, k in zip(outs, kinds)]
         em.lines.append(f"{inner}{', '.join(tmp)}, = {fn}({', '.join(args)})  # {n.kind}")
         for o, t, k in zip(outs, tmp, kinds):
-            if k == "a":
+            if k is Form.ARRAY:
                 em.lines.append(f"{inner}{o} = {t}._data")
         em.forms.pop()
     for o, name, k in zip(n.outputs, outs, kinds):
@@ -76,8 +75,7 @@ def _inline(em, n, indent: str, outs: list, kinds: list) -> None:
     start = len(em.lines)
     em.block(sub.block, indent)
     for o, v, k in zip(outs, sub.outputs, kinds):
-        src = em.as_array(v, indent) if k == "a" else \
-            em.as_tensor(v, indent) if k == "t" else em.arg(v, indent)
+        src = em.in_form(v, k, indent)
         em.lines.append(f"{indent}{o} = {src}")
     if len(em.lines) == start:
         em.lines.append(f"{indent}pass")

@@ -27,7 +27,7 @@ import logging
 from typing import NamedTuple, Optional
 
 from . import pipeline as _pipeline
-from .argument_spec import ArgumentSpec
+from .argument_spec import ArgumentSpec, TensorArg, TensorListArg, ValueArg
 
 __all__ = ["RecompileReason", "spec_differences", "explain", "log_recompile",
            "check_differences", "PIPELINE_CHANGED"]
@@ -95,27 +95,29 @@ def log_recompile(reason: RecompileReason) -> None:
         _pipeline.emit_log(logger, f"ember.jit recompile: {reason}")
 
 
-def _entry_differences(where: str, a: tuple, b: tuple, out: list) -> None:
-    if a[0] != b[0] or (a[0] == "v" and a[1] != b[1]):
+def _entry_differences(where: str, a, b, out: list) -> None:
+    if a.__class__ is not b.__class__ or (a.__class__ is ValueArg and a != b):
         out.append(f"{where}: {_kind(a)} -> {_kind(b)}")
-    elif a[0] == "t":
-        for name, k, show in _TENSOR_FIELDS:
-            if a[k] != b[k]:
-                out.append(f"{where}: {name} {show(a[k])} -> {show(b[k])}")
-    elif a[0] == "l":
-        if len(a[1]) != len(b[1]):
-            out.append(f"{where}: list length {len(a[1])} -> {len(b[1])}")
-        for j, (x, y) in enumerate(zip(a[1], b[1])):
+    elif a.__class__ is TensorArg:
+        for name, show in _TENSOR_FIELDS:
+            old, new = getattr(a, name), getattr(b, name)
+            if old != new:
+                out.append(f"{where}: {name} {show(old)} -> {show(new)}")
+    elif a.__class__ is TensorListArg:
+        if len(a.items) != len(b.items):
+            out.append(f"{where}: list length {len(a.items)} -> {len(b.items)}")
+        for j, (x, y) in enumerate(zip(a.items, b.items)):
             _entry_differences(f"{where}[{j}]", x, y, out)
 
 
-# (name in the message, index in a ("t", dtype, device, rank, requires_grad) entry, format)
-_TENSOR_FIELDS = (("dtype", 1, lambda d: d.name), ("device", 2, str), ("rank", 3, str),
-                  ("requires_grad", 4, str))
+# (TensorArg field, as the message names it, and its format)
+_TENSOR_FIELDS = (("dtype", lambda d: d.name), ("device", str), ("rank", str),
+                  ("requires_grad", str))
 
 
-def _kind(e: tuple) -> str:
-    return {"t": "Tensor", "l": "Tensor[]"}.get(e[0]) or e[1]
+def _kind(e) -> str:
+    return ("Tensor" if e.__class__ is TensorArg else "Tensor[]"
+            if e.__class__ is TensorListArg else e.type_name)
 
 
 def _on(flag: bool) -> str:

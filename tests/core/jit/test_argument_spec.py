@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ember as E
-from ember.jit.argument_spec import ArgumentSpec, flatten_inputs
+from ember.jit.argument_spec import ArgumentSpec, TensorArg, TensorListArg, ValueArg, \
+    flatten_inputs
+from ember.types import Device
 
 
 def spec(*args, grad=True):
@@ -40,3 +42,16 @@ def test_nested_and_non_tensor_inputs():
 def test_str_names_each_input():
     text = str(spec(E.zeros(2, requires_grad=True), 3))
     assert "Tensor(float32" in text and "requires_grad" in text and "int" in text
+
+
+def test_entries_have_field_names():
+    x = E.zeros(2, 3, dtype=E.float64, requires_grad=True)
+    (t, tl, v, none) = spec(x, [x, E.zeros(1)], 3, None).inputs
+    assert t == TensorArg(dtype=E.float64, device=Device("cpu"), rank=2, requires_grad=True)
+    assert (t.dtype, t.device, t.rank, t.requires_grad) == (E.float64, Device("cpu"), 2, True)
+    assert tl.items == (t, TensorArg(E.float32, Device("cpu"), 1, False))
+    assert isinstance(tl, TensorListArg)
+    assert v == ValueArg("int") and v.type_name == "int" and none == ValueArg("NoneType")
+    # entries of different kinds never compare equal, so specs of them never collide
+    assert ValueArg("Tensor") != TensorListArg(("Tensor",))
+    assert spec(x, grad=False).inputs[0].requires_grad is False

@@ -368,3 +368,36 @@ def test_array_mode_plans_warn_no_more_than_eager():
         want = fn(x)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert traced.get_debug_state()["execution_plans"]
+
+
+def test_array_mode_calls_the_form_the_backends_kernel_declares(monkeypatch):
+    # issue 38: a plan asks the kernel of the operands' Type for its array-level form
+    # (ember.backends.kernels.array_form) instead of keeping a table of numpy names
+    from ember.backends.kernels.array_form import UfuncForm
+    kernel = E.randn(1)._type.kernels["mul"]
+    x, y, xn, yn = inputs()
+    plan = ExecutionPlan(parse_ir(CHAIN), array_mode=True)
+    assert dict(calls(plan))["ember::mul"] is kernel.array_form.ufunc
+    # a kernel without a form is called itself
+    monkeypatch.delattr(kernel, "array_form")
+    plan = ExecutionPlan(parse_ir(CHAIN), array_mode=True)
+    assert dict(calls(plan))["ember::mul"] is kernel
+    assert to_np(plan.run([x, y])[0]).tolist() == to_np(((x * y + 1).sin() - x).exp()).tolist()
+    # what it declares is what the plan calls (here a wrong form, to tell them apart)
+    monkeypatch.setattr(kernel, "array_form", UfuncForm(np.subtract), raising=False)
+    plan = ExecutionPlan(parse_ir(CHAIN), array_mode=True)
+    assert dict(calls(plan))["ember::mul"] is np.subtract
+    assert_close(plan.run([x, y])[0], np.exp(np.sin(xn - yn + 1) - xn), rtol=1e-5, atol=1e-6)
+
+
+def test_array_mode_forms_hold_only_for_the_declared_arguments():
+    # add's form is np.add only while alpha is 1; with alpha 2 the kernel itself runs
+    plan = ExecutionPlan(parse_ir(CHAIN.replace("ember::add(%a, %one, %one)",
+                                                "ember::add(%a, %one, %two)").replace(
+        "%one : int = prim::Constant[value=1]()",
+        "%one : int = prim::Constant[value=1]()\n  %two : int = prim::Constant[value=2]()")),
+        array_mode=True)
+    kernel = E.randn(1)._type.kernels["add"]
+    assert dict(calls(plan))["ember::add"] is kernel
+    x, y, xn, yn = inputs()
+    assert_close(plan.run([x, y])[0], np.exp(np.sin(xn * yn + 2) - xn), rtol=1e-5, atol=1e-6)

@@ -7,7 +7,7 @@ import pytest
 
 import ember as E
 import ember.jit
-from ember.jit.argument_spec import ArgumentSpec
+from ember.jit.argument_spec import ArgumentSpec, TensorArg, TensorListArg, ValueArg
 from ember.jit.executor import GraphExecutor
 from ember.jit.parser import parse_ir
 from ember.jit.recompiles import PIPELINE_CHANGED, RecompileReason, explain, logger, \
@@ -30,8 +30,8 @@ def t(*shape, dtype=E.float32, rg=False):
     return E.ones(*shape, dtype=dtype, requires_grad=rg)
 
 
-def tensor_entry(dtype=E.float32, device="cpu", rank=2, rg=False) -> tuple:
-    return ("t", dtype, Device(device), rank, rg)
+def tensor_entry(dtype=E.float32, device="cpu", rank=2, rg=False) -> TensorArg:
+    return TensorArg(dtype, Device(device), rank, rg)
 
 
 def test_no_reason_on_the_first_compile_or_on_hits():
@@ -79,15 +79,15 @@ def test_tensor_to_none():
 
 def test_device_list_and_kind_differences():
     cpu, cuda = tensor_entry(), tensor_entry(device="cuda:0")
-    old = ArgumentSpec(True, (cpu, ("l", (cpu, cpu)), ("v", "int")))
+    old = ArgumentSpec(True, (cpu, TensorListArg((cpu, cpu)), ValueArg("int")))
     assert spec_differences(old, ArgumentSpec(True, (cuda,) + old.inputs[1:])) == (
         "input 0: device cpu -> cuda:0",)
-    item = ArgumentSpec(True, (cpu, ("l", (cpu, tensor_entry(rank=3))), ("v", "int")))
+    item = ArgumentSpec(True, (cpu, TensorListArg((cpu, tensor_entry(rank=3))), ValueArg("int")))
     assert spec_differences(old, item) == ("input 1[1]: rank 2 -> 3",)
-    longer = ArgumentSpec(True, (cpu, ("l", (cpu, cpu, cpu)), ("v", "float")))
+    longer = ArgumentSpec(True, (cpu, TensorListArg((cpu, cpu, cpu)), ValueArg("float")))
     assert spec_differences(old, longer) == ("input 1: list length 2 -> 3",
                                              "input 2: int -> float")
-    kinds = ArgumentSpec(True, (("v", "NoneType"), cpu, ("l", (cpu,))))
+    kinds = ArgumentSpec(True, (ValueArg("NoneType"), cpu, TensorListArg((cpu,))))
     assert spec_differences(old, kinds) == ("input 0: Tensor -> NoneType",
                                             "input 1: Tensor[] -> Tensor",
                                             "input 2: int -> Tensor[]")

@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np  # host-side scalar conversion and dtype facts only; arrays go through xp
 
 from . import pointwise_log10
+from .array_form import declare_ufunc
 from .pointwise_float32 import BLOCK, blocked
 from .pointwise_float32 import FUNCTIONS as FLOAT32_FUNCTIONS
 from ... import parallel
@@ -342,6 +343,8 @@ def kernels(xp) -> dict:
                                "supported. If you are trying to invert a mask, use the `~` "
                                "or logical_not() operator instead")
         return negative(a)
+
+    declare_ufunc(neg, negative)  # array_form.py: what it is for float operands
 
     def positive(a):
         if a.dtype.kind == "b":

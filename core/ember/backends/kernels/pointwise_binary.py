@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np  # the numpy-only fast paths test ``xp is np``
 
 from ...errors import DtypeError
+from .array_form import declare_ufunc
 from ...types import bool_, get_default_dtype
 from .pointwise import (FLOATING, INTEGRAL, NUMBER_CLASSES, PY_NUMBERS, WIDE_FLOATS, blend,
                         scalar_to, via_float32_binary)
@@ -144,6 +145,13 @@ def kernels(xp) -> dict:
             fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
             return q_ + fix.astype(q_.dtype)
         return xp.trunc(xp.true_divide(a, b))  # PyTorch rounds the quotient to the dtype first
+
+    # the array-level forms (array_form.py): what these are for float32/float64 operands
+    declare_ufunc(add, add_, when=(1,))
+    declare_ufunc(sub, subtract, when=(1,))
+    declare_ufunc(mul, multiply)
+    declare_ufunc(true_divide, true_divide_)
+    declare_ufunc(div, true_divide_, when=(None,))
 
     def pow_(a, e):
         if a.__class__ in PY_NUMBERS:
@@ -340,8 +348,8 @@ def kernels(xp) -> dict:
                                                          xp.arctan2,
                                                          _FLOAT32_BINARY["atan2"][1])
                                       if xp is np else xp.arctan2),
-        "maximum": _paired(xp.maximum),
-        "minimum": _paired(xp.minimum),
+        "maximum": declare_ufunc(_paired(xp.maximum), xp.maximum),
+        "minimum": declare_ufunc(_paired(xp.minimum), xp.minimum),
         "eq": _compare("eq", xp.equal), "ne": _compare("ne", xp.not_equal),
         "lt": _compare("lt", xp.less), "le": _compare("le", xp.less_equal),
         "gt": _compare("gt", xp.greater), "ge": _compare("ge", xp.greater_equal),

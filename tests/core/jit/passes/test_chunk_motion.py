@@ -82,7 +82,7 @@ def test_tensor_metas_follow_a_moved_chunk_and_split_no_group(fuser):
   %em : Any = prim::TensorMeta(%e)
   %p : {Q4} = ember::mul(%e, %c)
   return (%p, %sm, %tm, %lm, %em)"""
-    import ember.jit.differentiable_graph  # noqa: F401 - runs prim::TensorMeta
+    import ember.jit.autodiff_prims  # noqa: F401 - runs prim::TensorMeta
     g = parse_ir(text)
     fuse_graph(g)
     g.lint()
