@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import textwrap
 import warnings
 
 import numpy as np
+import pytest
 
 import ember as E
 from ember.jit.fuser import Fuser
@@ -15,6 +17,27 @@ FLOAT_DTYPES = [E.float32, E.float64]
 LOW_FLOAT_DTYPES = [E.float16, E.bfloat16]
 INT_DTYPES = [E.uint8, E.int8, E.int16, E.int32, E.int64]
 ALL_DTYPES = [E.bool_] + INT_DTYPES + LOW_FLOAT_DTYPES + FLOAT_DTYPES
+
+# torch is the differential reference: installed on the developers' machines, not by the
+# project's test extra (a CPU wheel needs its own index), so the tests that compare with it
+# skip without it and the numpy-reference tests around them still run.
+TORCH_MISSING = ("torch (the differential reference) is not installed; the test extra does not "
+                 "install it: pip install torch --index-url https://download.pytorch.org/whl/cpu")
+
+
+def needs_torch():
+    """The ``torch`` module, or a skip of the calling test (reason ``TORCH_MISSING``) where
+    torch is not installed. Call it in the test (or in a helper the test calls) that compares
+    with torch; a file that only compares with torch uses
+    ``torch = pytest.importorskip("torch", reason=TORCH_MISSING)`` at module level instead."""
+    return pytest.importorskip("torch", reason=TORCH_MISSING)
+
+
+# The marker form, for a file whose module-level helpers use torch (imported there as
+# ``torch = None`` where missing) and whose other tests run without it.
+requires_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                    reason=TORCH_MISSING)
+
 
 # Per-dtype tolerances for comparing against a float64 reference.
 TOL = {E.float16: (1e-2, 1e-2), E.bfloat16: (2e-2, 2e-2), E.float32: (1e-5, 1e-6),

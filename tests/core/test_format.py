@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from helpers import requires_torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -26,7 +27,10 @@ from hypothesis.extra import numpy as hnp
 import ember as E
 from ember import _format
 
-torch = pytest.importorskip("torch")
+try:
+    import torch
+except ImportError:   # the tests that use it are marked requires_torch: they skip
+    torch = None
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
@@ -115,6 +119,7 @@ def cases(draw):
     return values, dtype, options, grad, draw(st.sampled_from(["float32", "float64"]))
 
 
+@requires_torch
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_repr_equals_torchs(case):
@@ -129,6 +134,7 @@ def test_repr_equals_torchs(case):
 
 
 # --- fixed cases: defaults, large tensors, suffix wrapping -------------------------------
+@requires_torch
 @pytest.mark.parametrize("shape", [(2000,), (40, 30), (11, 11, 11), (3, 1, 400), (1001,)],
                          ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "bool"])
@@ -141,6 +147,7 @@ def test_summaries_at_the_default_threshold(shape, dtype):
     assert_same_repr(t, e)
 
 
+@requires_torch
 @pytest.mark.parametrize("values", [
     [1.5, np.nan], [0.0, np.nan, np.inf], [-0.0, 1.0], [np.nan], [-np.inf, 2.0, 1e-5],
     [1e8, 1.0], [123456789.0], [1e-4, 1.0], [0.1, 0.2, 1000.0], [1.0, 1000.0, 1001.0],
@@ -151,12 +158,14 @@ def test_float_formats(values, dtype):
     assert_same_repr(*pair(np.array(values[0]), dtype))          # 0-d
 
 
+@requires_torch
 @pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0, 1)], ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool"])
 def test_empty_tensors_name_their_size_and_dtype(shape, dtype):
     assert_same_repr(*pair(np.zeros(shape), dtype))
 
 
+@requires_torch
 @pytest.mark.parametrize("n", [9, 10, 11, 12, 13, 17, 18, 19, 20, 21])
 def test_suffixes_break_where_torchs_do(n):
     """Rows whose last line ends near column 80, then a dtype and requires_grad."""
@@ -168,6 +177,7 @@ def test_suffixes_break_where_torchs_do(n):
         assert_same_repr(t * 3, e * 3)
 
 
+@requires_torch
 def test_grad_fn_and_requires_grad_suffixes():
     t, e = pair(np.array([[1.0, 2.0], [3.0, 4.0]]), "float32")
     t.requires_grad_()
@@ -178,6 +188,7 @@ def test_grad_fn_and_requires_grad_suffixes():
     assert_same_repr((t * t).detach(), (e * e).detach())
 
 
+@requires_torch
 def test_only_the_shown_elements_are_formatted():
     """A summarized tensor is cut before it leaves the device: its format is chosen over
     the shown elements only (as torch's), so an unshown 1e-9 keeps fixed notation."""

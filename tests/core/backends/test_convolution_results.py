@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
+from helpers import needs_torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ember as E
@@ -129,7 +129,9 @@ def case(s, rng):
 
 
 def run_both(s, x, w, b):
-    """(ember output, grads) and torch's for one case, gradients of out.sum() * 1.5."""
+    """(ember output, grads) and torch's for one case, gradients of out.sum() * 1.5; skips
+    the test without torch."""
+    torch = needs_torch()
     out = {}
     for lib in (E, torch):
         tx, tw = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as TF
+from helpers import needs_torch
 
 import ember as E
 import ember.nn.functional as F
@@ -24,6 +23,8 @@ def _pair(v):
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_unfold_fold_values_and_gradients_match_torch(geometry, dtype):
+    torch = needs_torch()
+    TF = torch.nn.functional
     shape, k, d, p, s = geometry
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(dtype)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as TF
+from helpers import needs_torch
 
 import ember as E
 import ember.nn.functional as F
@@ -28,6 +27,8 @@ def _grid(shape, dtype, rng):
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("case", CASES)
 def test_values_and_gradients_match_torch(case, mode, align_corners):
+    torch = needs_torch()
+    TF = torch.nn.functional
     ishape, gshape = case
     rng = np.random.default_rng(0)
     x, g = rng.standard_normal(ishape), _grid(gshape, np.float64, rng)
@@ -44,6 +45,8 @@ def test_values_and_gradients_match_torch(case, mode, align_corners):
 
 
 def test_pixel_centers_give_torch_grid_gradient():
+    torch = needs_torch()
+    TF = torch.nn.functional
     x = np.random.default_rng(1).random((1, 2, 5, 5))
     g = np.array([[[[0.0, 0.0], [0.5, -0.5]], [[-1.0, 1.0], [1.0, 1.0]]]])
     for align_corners in (False, True):
