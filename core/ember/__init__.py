@@ -1,7 +1,8 @@
 """ember: a tensor framework with Type-based dispatch over plugin backends.
 
-``import ember`` generates the op surface from ``ops/native_functions.yaml``; backends load
-from entry points (group ``ember``) the first time a tensor is made.
+``import ember`` generates the op surface from ``ops/native_functions.yaml`` (the
+composition root ``_build.py`` wires the layers); backends load from entry points (group
+``ember``) the first time a tensor is made.
 """
 from . import types as _types
 from .backends import kernels as _kernels  # noqa: F401 - installs the FP-warnings filter now
@@ -20,12 +21,11 @@ from .parallel import get_num_threads, set_num_threads
 from .random import get_rng_state, initial_seed, seed, set_rng_state
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, \
     set_anomaly_enabled
-from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, \
+from ._base.grad_mode import enable_grad, inference_mode, is_grad_enabled, \
     is_inference_mode_enabled, no_grad, set_grad_enabled
 from .backends.registry import default_device as get_default_device
 from .backends.registry import set_default_device
-from . import ops as _ops
-from .tensor import install_operators as _install_operators
+from ._build import build as _build
 
 __version__ = "0.1.0"
 
@@ -56,34 +56,10 @@ def is_tensor(obj) -> bool:  # noqa: D401
     return isinstance(obj, Tensor)
 
 
-_generated = _ops.install(globals(), Tensor)
-_install_operators(globals())
-del _generated
-from .functional import install as _install_fronts  # noqa: E402 - wraps generated ops
-_install_fronts(globals(), Tensor)
-from .sampling import install as _install_sampling  # noqa: E402 - wraps uniform_
-_install_sampling(Tensor)
-from .tensor_factories import install as _install_new  # noqa: E402 - Tensor.new_*
-_install_new(Tensor)
-from .ops import inplace_views as _inplace_views  # noqa: E402 - Tensor.unsqueeze_, t_...
-_inplace_views.install(Tensor)
-from .ops import aliases as _aliases  # noqa: E402 - arccos, greater, ember.exp_(x), ...
-_aliases.install(globals(), Tensor)
-from . import shape_factories as _shape_factories  # noqa: E402 - broadcast_shapes, ...
-_shape_factories.install(globals())
-from . import tensor_attributes as _tensor_attributes  # noqa: E402 - nbytes, data_ptr, ...
-_tensor_attributes.install(globals(), Tensor)
-
-from . import autograd  # noqa: E402 - needs the ops: its formulas are ember ops
-autograd._install()
-
-from . import nn, optim, utils  # noqa: E402,F401 - nn's composite ops register on import
-from . import linalg  # noqa: E402,F401 - ember.linalg.inv...; registers its composites
-from . import special  # noqa: E402,F401 - ember.special.ndtr...; registers mvlgamma
+_build(globals())  # the op surface, Tensor's methods, autograd's recorders: see _build.py
 from .linalg.legacy import lu  # noqa: E402 - torch.lu: (LU, pivots[, infos])
 from .serialization import load, save  # noqa: E402
-from . import cuda  # noqa: E402,F401 - ember.cuda.is_available() without an import
-from . import distributions  # noqa: E402,F401 - needs nn.functional and linalg
+# (ember.nn, optim, utils, linalg, special, cuda, distributions: imported by _build)
 
 
 device = Device  # torch.device's spelling: ember.device("cuda:0")

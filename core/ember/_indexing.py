@@ -18,7 +18,8 @@ import warnings
 from . import dispatch as _d
 from . import types as _t
 from .errors import DeviceMismatchError
-from .jit.tracing_state import STATE as _tracing
+from ._base.grad_mode import STATE as _grad_mode
+from ._base.tracing_state import STATE as _tracing
 
 _wrap, _wrap_view = _d.wrap, _d.wrap_view
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool "
@@ -135,8 +136,7 @@ def index_put_normalized(t, idx, value, accumulate: bool = False):
     node = None
     if t.requires_grad or (tensor_value and value.requires_grad):
         from .autograd import RECORDERS
-        from .autograd.grad_mode import STATE
-        if STATE.enabled:
+        if _grad_mode.enabled:
             from .autograd.views import begin_inplace
             node = begin_inplace("index_put_", t, RECORDERS["index_put_"][1],
                                  (t, idx, value, accumulate))

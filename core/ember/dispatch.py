@@ -7,7 +7,8 @@ machinery, then calls into this module to
 * promote the dtypes of its tensor operands (``promote_operands``), casting arrays so the
   kernel sees one dtype,
 * find the kernel through the operands' Type (``Type.kernels[op]``, cached),
-* wrap the kernel's arrays into Tensors (``wrap``) and honour ``out=`` / in-place writes
+* wrap the kernel's arrays into Tensors (``wrap``, defined with the Tensor in ``tensor.py``
+  and re-exported here) and honour ``out=`` / in-place writes
   (``write_out``, ``write_inplace``) without leaving a tensor half-changed on error.
 
 Kernels never see Tensors; Tensors never reach kernels.
@@ -19,21 +20,34 @@ import operator
 from typing import Any, Sequence
 
 from . import types as _t
+from ._base.wrap_dim import wrap_dim, wrap_dims  # noqa: F401 - the wrappers' and old path
 from .backends import registry as _registry
 from .errors import DeviceMismatchError, DtypeError, ShapeError
 from .plugins.hints import distribution, install_hint
+from .tensor import Tensor as _Tensor, wrap, wrap_view  # noqa: F401 - the old path of wrap
 
 _index = operator.index
 
 
+def _served(op: str, backend) -> list:
+    """The ScalarTypes ``backend``'s kernel for ``op`` computes: none without a kernel;
+    else every dtype except those ``backend.unsupported[op]`` excludes (dispatch refuses
+    them) and, where the kernel declares ``dtypes`` (a frozenset of ScalarTypes), those
+    outside it (the kernel refuses them with its own typed error, as the linear-algebra
+    kernels refuse integers)."""
+    kernel = backend.kernels.get(op)
+    if kernel is None:
+        return []
+    own = getattr(kernel, "dtypes", None)
+    refused = backend.unsupported.get(op, ())
+    return [s for s in _t.all_scalar_types
+            if s not in refused and (own is None or s in own)]
+
+
 def _implementers(op: str) -> list[str]:
-    """The names of the Types whose backend has a kernel for ``op``."""
-    have = []
-    for backend in _registry.all_backends():
-        if op in backend.kernels:
-            have += [backend.type(s).name for s in _t.all_scalar_types
-                     if s not in backend.unsupported.get(op, ())]
-    return have
+    """The names of the Types whose backend computes ``op`` (``_served``)."""
+    return [backend.type(s).name for backend in _registry.all_backends()
+            for s in _served(op, backend)]
 
 
 def _way_out(op: str, backend) -> str:
@@ -52,7 +66,7 @@ def missing_kernel_error(op: str, typ) -> NotImplementedError:
     where = f"it is implemented for: {', '.join(have)}" if have else \
         "no installed backend implements it"
     b = typ.backend
-    if op in b.kernels:   # the backend excludes this dtype on purpose
+    if op in b.kernels:   # the backend excludes this dtype on purpose: nothing to install
         way = f"'{b.name}' computes {op} in other dtypes: convert the inputs with .to(dtype)"
     else:
         way = _way_out(op, b)
@@ -70,62 +84,6 @@ def missing_backend_kernel_error(op: str, backend) -> NotImplementedError:
              "no installed backend implements it")
     return NotImplementedError(f"{op}: backend '{backend.name}' has no kernel '{op}'; "
                                f"{where}; {_way_out(op, backend)}.")
-
-
-def wrap(arr, backend):
-    """A new Tensor around backend array ``arr`` (a 0-d result becomes a 0-d array)."""
-    if arr.__class__ is not backend.array_type:
-        arr = backend.xp.asarray(arr)
-    t = _new_tensor(_Tensor)
-    t._data = arr
-    try:
-        t._type = backend.types_by_dtype[arr.dtype]
-    except KeyError:
-        t._type = backend.type_for_array(arr)  # raises the unsupported-dtype TypeError
-    t._requires_grad = False
-    t._grad = t.grad_fn = t._base = t._vc = None
-    t.output_nr = 0
-    return t
-
-
-def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
-    """Like ``wrap`` but marks the result as a view of ``base``: it shares the version
-    counter of ``base``'s root and remembers its *view function* ``(previous, op, args,
-    index)``, which autograd replays after an in-place op on the view (see
-    ``autograd/views.py``). ``op=None`` makes a view autograd cannot replay.
-
-    A view-or-copy kernel (``reshape``, ``contiguous``) that had to copy returns a fresh
-    array (``arr.base is None``, and not ``base``'s own array): that result is a plain
-    tensor, as in PyTorch.
-    """
-    if arr.__class__ is not backend.array_type:
-        arr = backend.xp.asarray(arr)
-    if arr.base is None and arr is not base._data:
-        return wrap(arr, backend)
-    # NOTE: wrap's body, inlined (keep the two in step): views (view, t, x[1:4]) are as
-    # hot as any op, and this saves a call
-    t = _new_tensor(_Tensor)
-    t._data = arr
-    try:
-        t._type = backend.types_by_dtype[arr.dtype]
-    except KeyError:
-        t._type = backend.type_for_array(arr)
-    t._requires_grad = False
-    t._grad = t.grad_fn = None
-    t.output_nr = 0
-    if base._base is not None:
-        root, prev = base._base, base._view_fn
-        t._view_fn = None if op is None or prev is None else (prev, op, args, index)
-    else:
-        root = base
-        t._view_fn = None if op is None else (None, op, args, index)
-    t._base = root
-    vc = root._vc
-    if vc is None:
-        vc = root._version_counter()
-    t._vc = vc
-    t._view_version = vc.value
-    return t
 
 
 def type_name(v: Any) -> str:
@@ -278,31 +236,6 @@ def check_dtype(v, op: str, name: str, pos: int):
         return _t.to_scalar_type(v, name).numpy
     except TypeError:
         raise arg_error(op, name, pos, "ember.dtype", v) from None
-
-
-def wrap_dim(dim: int, ndim: int, op: str) -> int:
-    """Normalize a possibly negative ``dim`` for a tensor of ``ndim`` dimensions.
-
-    A zero-dim tensor accepts dims -1 and 0, as in PyTorch. Raises IndexError with the
-    valid range.
-    """
-    n = ndim if ndim > 0 else 1
-    if -n <= dim < n:
-        return dim + n if dim < 0 else dim
-    raise IndexError(f"{op}(): dimension out of range (expected to be in range of "
-                     f"[{-n}, {n - 1}], but got {dim})")
-
-
-def wrap_dims(dims, ndim: int, op: str):
-    """``wrap_dim`` over an int, a tuple of ints, or None; repeated dims raise."""
-    if dims is None:
-        return None
-    if dims.__class__ is int:
-        return wrap_dim(dims, ndim, op)
-    out = tuple(wrap_dim(d, ndim, op) for d in dims)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{op}(): dim {dims} appears multiple times in the list of dims")
-    return out
 
 
 # --- dtype promotion over operands -------------------------------------------------------
@@ -553,14 +486,3 @@ def composite_inplace(op: str, self, result):
     """
     check_inplace_result(op, self, result._data)
     return self.copy_(result)
-
-
-def _bind_tensor_class(cls):
-    """Called once by ``ember.tensor`` to give this module the Tensor class."""
-    global _Tensor, _new_tensor
-    _Tensor = cls
-    _new_tensor = cls.__new__
-
-
-_Tensor: Any = None
-_new_tensor: Any = None

@@ -26,7 +26,7 @@ from .backends.kernels.copying import cast_scalar
 from .host_data import infer_numpy
 from .backends.kernels.factory import MAX_BYTES, allocation_error, size_overflow
 from .errors import ShapeError
-from .jit.tracing_state import STATE as _tracing
+from ._base.tracing_state import STATE as _tracing
 from .random import backend_rng
 from .tensor import Tensor
 

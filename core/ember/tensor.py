@@ -5,19 +5,23 @@ backend and ScalarType it is. Views (``view``, ``transpose``, basic slicing, ...
 memory with their base, as in PyTorch, and share its version counter so that autograd can
 detect in-place changes. Every op method (``add``, ``sum``, ...) is generated from
 ``ops/native_functions.yaml`` and installed on this class at import; this module holds
-what is not an op: properties, conversions, Python protocols and the repr.
+what is not an op: properties, conversions, Python protocols and the repr, and the
+Tensor's constructors for kernel results, ``wrap`` and ``wrap_view``.
+
+Layering: this module imports only the bottom layer (``ember/_base``), types and the backend
+registry; the layers above get the class by importing it from here. Indexing
+(``__getitem__`` / ``__setitem__``, ``_indexing.py``) and the operators sit above dispatch
+and are installed on the class by the composition root (``ember/_build.py``).
 """
 from __future__ import annotations
 
 import weakref
 
 from . import _dlpack
-from . import _indexing
-from . import autograd as _autograd
-from . import dispatch as _d
 from . import types as _t
+from ._base.tracing_state import STATE as _tracing
+from ._base.wrap_dim import wrap_dim as _wrap_dim
 from .backends import registry as _registry
-from .jit.tracing_state import STATE as _tracing
 
 
 def _sym():
@@ -114,7 +118,7 @@ class Tensor:
         SymInts while tracing, as ``shape``."""
         if dim is None:
             return self.shape
-        d = _d.wrap_dim(dim, self._data.ndim, "size")
+        d = _wrap_dim(dim, self._data.ndim, "size")
         if _tracing.active:
             sym = _sym().sym_size(self, d)
             if sym is not None:
@@ -157,7 +161,7 @@ class Tensor:
     def stride(self, dim: int | None = None):
         """Strides in elements (not bytes), like PyTorch."""
         st = tuple(s // self._type.scalar_type.itemsize for s in self._data.strides)
-        return st if dim is None else st[_d.wrap_dim(dim, self._data.ndim, "stride")]
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_contiguous(self) -> bool:
         """Whether the elements are laid out in row-major order without gaps."""
@@ -263,7 +267,7 @@ class Tensor:
         """A new leaf sharing memory (and the version counter) with this one, without
         history: in-place changes to either are seen by the other and by autograd's
         version checks."""
-        t = _d.wrap(self._data, self._type.backend)
+        t = wrap(self._data, self._type.backend)
         t._vc = self._version_counter()
         if _tracing.active and _tracing.current() is not None:
             # a node, so the trace keeps the data flow (untraced, the detached tensor
@@ -285,7 +289,8 @@ class Tensor:
                  inputs=None) -> None:
         """Accumulate the gradient of this tensor w.r.t. the graph leaves into their
         ``.grad`` (``torch.Tensor.backward``); see ``ember.autograd.backward``."""
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        from .autograd import backward  # NOTE: the autograd layer above, called at run time
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """Run ``hook(grad) -> Tensor or None`` whenever the gradient for this tensor is
@@ -361,7 +366,7 @@ class Tensor:
         else:  # CuPy's astype allocates on the current device: cast where arr lives
             with target.on_device_of(arr):
                 arr = arr.astype(st.numpy, copy=(copy or target is here) and not moves)
-        out = _d.wrap(arr, target)
+        out = wrap(arr, target)
         if self.requires_grad:
             from .autograd import record_handwritten
             record_handwritten("_to_copy", (out,), self, st, device)
@@ -519,11 +524,6 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    __getitem__ = _indexing.getitem  # (not a method calling it: one frame less per x[i])
-
-    def __setitem__(self, index, value) -> None:
-        _indexing.setitem(self, index, value)
-
     def __repr__(self) -> str:
         from ._format import tensor_repr
         return tensor_repr(self)
@@ -540,59 +540,68 @@ class Tensor:
     __array_priority__ = 1000  # numpy defers ``ndarray + tensor`` to Tensor.__radd__
 
 
-_d._bind_tensor_class(Tensor)
+_new_tensor = Tensor.__new__
 
-# Python operators -> op names; installed in ember/__init__ once the ops exist.
-# "r:" marks reflected operators whose tensor is the right-hand operand.
-OPERATORS = {
-    "__add__": "add", "__radd__": "add", "__iadd__": "add_",
-    "__sub__": "sub", "__rsub__": "rsub", "__isub__": "sub_",
-    "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
-    "__truediv__": "div", "__rtruediv__": "r:div", "__itruediv__": "div_",
-    "__floordiv__": "floor_divide", "__rfloordiv__": "r:floor_divide",
-    "__ifloordiv__": "floor_divide_",
-    "__mod__": "remainder", "__rmod__": "r:remainder", "__imod__": "remainder_",
-    "__pow__": "pow", "__rpow__": "r:pow", "__ipow__": "pow_",
-    "__matmul__": "matmul", "__rmatmul__": "r:matmul",
-    "__and__": "bitwise_and", "__rand__": "bitwise_and", "__iand__": "bitwise_and_",
-    "__or__": "bitwise_or", "__ror__": "bitwise_or", "__ior__": "bitwise_or_",
-    "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__ixor__": "bitwise_xor_",
-    "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
-    "__rlshift__": "r:bitwise_left_shift", "__rrshift__": "r:bitwise_right_shift",
-    "__ilshift__": "bitwise_left_shift_", "__irshift__": "bitwise_right_shift_",
-    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
-    "__ge__": "ge",
-    "__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not",
-}
+
+def wrap(arr, backend):
+    """A new Tensor around backend array ``arr`` (a 0-d result becomes a 0-d array).
+
+    The constructor of every kernel result; ``backend`` is the Backend whose kernel made
+    ``arr``. Raises TypeError if the backend has no Type for ``arr``'s dtype."""
+    if arr.__class__ is not backend.array_type:
+        arr = backend.xp.asarray(arr)
+    t = _new_tensor(Tensor)
+    t._data = arr
+    try:
+        t._type = backend.types_by_dtype[arr.dtype]
+    except KeyError:
+        t._type = backend.type_for_array(arr)  # raises the unsupported-dtype TypeError
+    t._requires_grad = False
+    t._grad = t.grad_fn = t._base = t._vc = None
+    t.output_nr = 0
+    return t
+
+
+def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
+    """Like ``wrap`` but marks the result as a view of ``base``: it shares the version
+    counter of ``base``'s root and remembers its *view function* ``(previous, op, args,
+    index)``, which autograd replays after an in-place op on the view (see
+    ``autograd/views.py``). ``op=None`` makes a view autograd cannot replay.
+
+    A view-or-copy kernel (``reshape``, ``contiguous``) that had to copy returns a fresh
+    array (``arr.base is None``, and not ``base``'s own array): that result is a plain
+    tensor, as in PyTorch.
+    """
+    if arr.__class__ is not backend.array_type:
+        arr = backend.xp.asarray(arr)
+    if arr.base is None and arr is not base._data:
+        return wrap(arr, backend)
+    # NOTE: wrap's body, inlined (keep the two in step): views (view, t, x[1:4]) are as
+    # hot as any op, and this saves a call
+    t = _new_tensor(Tensor)
+    t._data = arr
+    try:
+        t._type = backend.types_by_dtype[arr.dtype]
+    except KeyError:
+        t._type = backend.type_for_array(arr)
+    t._requires_grad = False
+    t._grad = t.grad_fn = None
+    t.output_nr = 0
+    if base._base is not None:
+        root, prev = base._base, base._view_fn
+        t._view_fn = None if op is None or prev is None else (prev, op, args, index)
+    else:
+        root = base
+        t._view_fn = None if op is None else (None, op, args, index)
+    t._base = root
+    vc = root._vc
+    if vc is None:
+        vc = root._version_counter()
+    t._vc = vc
+    t._view_version = vc.value
+    return t
 
 
 def _warn_traced(t, what: str) -> None:
     from .jit.tracer import warn_python_value
     warn_python_value(t, what)
-
-
-def install_operators(namespace: dict) -> None:
-    """Bind each Python operator to its generated op (skipping ops not declared yet)."""
-    for dunder, op in OPERATORS.items():
-        reflected = op.startswith("r:")
-        name = op[2:] if reflected else op
-        fn = namespace.get(name) or getattr(Tensor, name, None)
-        if fn is None:
-            continue
-        if reflected:
-            def rop(self, other, _fn=fn):
-                return _fn(other, self)
-            rop.__name__ = dunder
-            setattr(Tensor, dunder, rop)
-        elif dunder in ("__eq__", "__ne__"):
-            # NOTE: as in PyTorch, a Tensor compared with a non-number (None, a str) is not
-            # an elementwise op: Python falls back to identity, so ``t == None`` is False.
-            def cmp(self, other, _fn=fn):
-                if other.__class__ is not Tensor and _t.scalar_kind(other) is None:
-                    return NotImplemented
-                return _fn(self, other)
-            cmp.__name__ = dunder
-            setattr(Tensor, dunder, cmp)
-        else:
-            setattr(Tensor, dunder, fn)
-    Tensor.__hash__ = lambda self: id(self)

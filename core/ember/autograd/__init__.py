@@ -18,7 +18,9 @@ in-place ops on views.
 """
 from __future__ import annotations
 
-from .. import dispatch as _d
+from .._base.grad_mode import STATE as _GRAD_MODE
+from ..tensor import Tensor as _Tensor
+from ..tensor import wrap as _wrap
 from ..errors import DeviceMismatchError, ShapeError
 from .engine import run_backward
 from .function import AccumulateGrad, Edge, Node, gradient_edge
@@ -29,22 +31,21 @@ from . import graph  # noqa: F401 - ember.autograd.graph.Node, as in PyTorch
 RECORDERS: dict = {}  # qualified op name -> (Node class, recorder)
 
 
-def _install() -> None:
-    """Compile the backward nodes and hand the op wrappers their recorders."""
-    from ..ops import DERIVATIVES
-    from ..ops.codegen import NAMESPACE, recorder_name
+def compile_recorders(derivatives: dict) -> dict:
+    """Compile the backward nodes of ``derivatives`` (op name -> Derivative) into
+    ``RECORDERS``; returns the op wrappers' globals that name the recorders (``_ag_mul``),
+    which the composition root (``ember/_build.py``) hands to ``ember.ops.codegen``."""
+    from ..ops.codegen import recorder_name
     from .codegen import compile_all
     RECORDERS.clear()
-    RECORDERS.update(compile_all(DERIVATIVES))
-    for name, (_, rec) in RECORDERS.items():
-        NAMESPACE[recorder_name(name)] = rec
+    RECORDERS.update(compile_all(derivatives))
+    return {recorder_name(name): rec for name, (_, rec) in RECORDERS.items()}
 
 
 def record_handwritten(name: str, outputs, *args) -> None:
     """Record the backward of a hand-written op (``Tensor.to``, indexing) whose
     ``derivatives.yaml`` entry is ``name``, if grad mode is on."""
-    from .grad_mode import STATE
-    if STATE.enabled:
+    if _GRAD_MODE.enabled:
         from .views import finish
         finish(RECORDERS[name][1](False, *args), outputs)
 
@@ -56,10 +57,9 @@ def _ones_like(xp, data):
 
 
 def _tensors(x, what: str) -> list:
-    from ..tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, _Tensor):
         return [x]
-    if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
+    if isinstance(x, (list, tuple)) and all(isinstance(t, _Tensor) for t in x):
         return list(x)
     raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got "
                     f"{type(x).__name__}")
@@ -69,10 +69,9 @@ def _make_grads(outputs, grads) -> list:
     """One gradient per output: ``ones_like`` for a scalar output without one, the
     caller's otherwise, checked and converted by ``_fit_gradient``."""
     from .. import ones_like
-    from ..tensor import Tensor
     if grads is None:
         grads = [None] * len(outputs)
-    elif isinstance(grads, Tensor):
+    elif isinstance(grads, _Tensor):
         grads = [grads]
     elif isinstance(grads, (list, tuple)):
         grads = list(grads)
@@ -91,7 +90,7 @@ def _make_grads(outputs, grads) -> list:
                                    f"output {i} has shape {list(t.shape)}: pass a gradient "
                                    f"of that shape (e.g. ember.ones_like(output))")
             g = ones_like(t)
-        elif not isinstance(g, Tensor):
+        elif not isinstance(g, _Tensor):
             raise TypeError(f"gradient {i} must be a Tensor or None, got {type(g).__name__}")
         elif g._data.shape != t._data.shape:
             raise ShapeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
@@ -151,7 +150,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     gradient of another shape, DeviceMismatchError for one (not 0-dim) on another device,
     TypeError for a gradient that is not a Tensor.
     """
-    if tensors.__class__ is _d._Tensor and grad_tensors is None and inputs is None and \
+    if tensors.__class__ is _Tensor and grad_tensors is None and inputs is None and \
             tensors._data.size == 1:  # loss.backward(): the common case, kept short
         fn = tensors.grad_fn
         e = (fn, tensors.output_nr) if fn is not None and tensors._base is None else \
@@ -163,7 +162,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
             else:
                 with b.on_device_of(data):  # CuPy allocates on the current device
                     seed = _ones_like(b.xp, data)
-            run_backward([e], [_d.wrap(seed, b)],
+            run_backward([e], [_wrap(seed, b)],
                          retain_graph=create_graph if retain_graph is None else retain_graph,
                          create_graph=create_graph)
             return

@@ -52,6 +52,7 @@ from . import fast_formulas as _fast
 from . import function as _function
 from . import formulas as _formulas
 from . import nn_formulas as _nn_formulas
+from ..tensor import Tensor as _Tensor
 from .derivatives import SAVED_ATTRS, Derivative, DerivativeError
 from .function import (FREED, AccumulateGrad, Node, SavedVariable, _Freed, gradient_edge,
                        modified_input, save, unpack)
@@ -87,7 +88,7 @@ def _edge(v):
         if not v._requires_grad:
             return None
         acc = getattr(v, "_grad_acc", None)
-        if acc is not None and acc._out_meta[0][0] == v._data.shape:
+        if acc is not None and acc._out_meta[0].shape == v._data.shape:
             return (acc, 0)
     if isinstance(v, _Tensor):
         return gradient_edge(v)
@@ -411,10 +412,6 @@ def namespace() -> dict:
 
 def compile_all(derivs: dict[str, Derivative]) -> dict[str, tuple]:
     """Compile every entry; returns op name -> (Node class, recorder)."""
-    global _Tensor
-    from ..tensor import Tensor
-    _Tensor = Tensor
-    _fast.bind(Tensor)
     ns = namespace()
     counts: dict[str, int] = {}
     out = {}
@@ -444,5 +441,3 @@ def source_of(name: str) -> str:
 # the JIT's free backward functions live apart; imported from here by the JIT
 from .free_functions import (BackwardFunction, backward_function,  # noqa: E402,F401
                              free_source_of, generate_free)
-
-_Tensor = None

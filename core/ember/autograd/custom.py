@@ -25,6 +25,7 @@ one that is not.
 from __future__ import annotations
 
 import functools
+from typing import Any, NamedTuple
 
 from .formulas import is_expandable_to
 from .function import Node, SavedVariable, gradient_edge, set_history
@@ -40,6 +41,14 @@ def _only_tensors(what: str, tensors, err: type, allow_none: bool = False) -> No
         if not isinstance(t, Tensor) and not (allow_none and t is None):
             raise err(f"{what}, but argument {i} is of type {type(t).__name__}; pass "
                       f"Tensors (the inputs or outputs of forward()) one by one")
+
+
+class _OutputMeta(NamedTuple):
+    """What ``materialize_grads`` needs to make zeros for an output no gradient reached."""
+
+    shape: tuple
+    dtype: Any  # ScalarType
+    device: Any  # Device
 
 
 class FunctionCtx:
@@ -109,7 +118,7 @@ class BackwardCFunction(Node, FunctionCtx):
             from .. import zeros
             grads = list(grads) + [None] * (len(self._outputs_meta) - len(grads))
             grads = [g if g is not None or meta is None else
-                     zeros(meta[0], dtype=meta[1], device=meta[2])
+                     zeros(meta.shape, dtype=meta.dtype, device=meta.device)
                      for g, meta in zip(grads, self._outputs_meta)]
         out = self._forward_cls.backward(self, *grads)
         if not isinstance(out, tuple):
@@ -185,7 +194,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         """Run ``forward`` and, if grad mode is on and a Tensor argument requires grad,
         record ``backward`` for the outputs. While tracing, the call is recorded as one
         ``prim::PythonOp`` node, which the JIT runs by calling ``apply`` again."""
-        from ..jit.tracing_state import STATE as tracing
+        from .._base.tracing_state import STATE as tracing
         if tracing.active and tracing.current() is not None and not kwargs:
             from ..jit.tracer import record_python_op
             return record_python_op(cls, args)
@@ -213,7 +222,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         diff = [isinstance(o, Tensor) and id(o) not in ctx.non_differentiable
                 for o in outputs]
         set_history(ctx, [o if d else None for o, d in zip(outs, diff)])
-        ctx._outputs_meta = tuple((tuple(o.shape), o.dtype, o.device)
+        ctx._outputs_meta = tuple(_OutputMeta(tuple(o.shape), o.dtype, o.device)
                                   if isinstance(o, Tensor) else None for o in outs)
         for o, d, orig in zip(outs, diff, outputs):
             if isinstance(o, Tensor) and not d:

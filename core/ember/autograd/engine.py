@@ -38,10 +38,14 @@ from ..types import Device
 from . import anomaly_mode as _anomaly
 from .fast_formulas import accumulate as _accumulate
 from .formulas import is_expandable_to, sum_to
-from .function import AccumulateGrad, call_node
+from .function import AccumulateGrad, InputMetadata, call_node
 from .grad_mode import STATE
 
-_node_of = operator.itemgetter(0)  # an Edge's node
+# NOTE: Edges ``(function, input_nr)`` and InputMetadata ``(shape, type, device_index)`` are
+# read by index in the per-edge loops below: about half the cost of an attribute read, and
+# a node may hold plain tuples in their place (a generated recorder builds its edges and
+# metadata inline, where a NamedTuple's construction would cost ~0.15 us each).
+_node_of = operator.itemgetter(0)  # Edge.function
 
 
 def _discover(roots) -> list:
@@ -79,14 +83,15 @@ def _validate(g, node, nr: int, producer):
     meta = om[nr] if nr < len(om) else None
     if meta is None:
         return g
-    shape, typ = meta[0], meta[1]
+    if meta.__class__ is not InputMetadata:  # a plain (shape, Type[, index]) tuple
+        meta = InputMetadata(*meta)
+    shape, typ, index = meta.shape, meta.type, meta.device_index
     if g._data.shape != shape:
         if not is_expandable_to(shape, g._data.shape):
             raise RuntimeError(f"Function {producer.name()} returned an invalid gradient - "
                                f"got shape {list(g._data.shape)} but expected shape "
                                f"compatible with {list(shape)}")
         g = sum_to(g, shape)
-    index = meta[2] if len(meta) > 2 else None
     if index is None:
         if g._type is not typ:
             g = g.to(dtype=typ.scalar_type, device=typ.backend.name)
@@ -110,7 +115,7 @@ def _device_guard(buf: list):
 
 
 def _dependencies(roots) -> dict:
-    """For every node reachable from ``roots`` (the roots included): how many edges point
+    """For every node reachable from ``roots`` (the roots included): how many Edges point
     at it."""
     deps = dict.fromkeys(roots, 0)  # NOTE: a root reached from another is not walked twice
     stack = list(deps)
@@ -131,8 +136,8 @@ def _dependencies_toward(roots, inputs) -> tuple:
     (Edges). Returns ``(deps, reach, targets)``: ``reach`` the set of such nodes,
     ``targets`` node -> {input_nr: [positions in inputs]}."""
     targets: dict = {}
-    for i, e in enumerate(inputs):
-        targets.setdefault(e[0], {}).setdefault(e[1], []).append(i)
+    for i, (function, input_nr) in enumerate(inputs):
+        targets.setdefault(function, {}).setdefault(input_nr, []).append(i)
     reach = set()
     order = _discover(roots)
     for node in order:  # children come first, so one pass suffices
@@ -249,7 +254,8 @@ def _deliver(buffers: dict, node, nr: int, g, producer) -> None:
     om = node._out_meta
     meta = om[nr] if nr < len(om) else None
     if meta is not None and (g._data.shape != meta[0] or g._type is not meta[1] or
-                             len(meta) > 2 and meta[1].backend.device_of(g._data) != meta[2]):
+                             len(meta) > 2 and meta[2] is not None and
+                             meta[1].backend.device_of(g._data) != meta[2]):
         g = _validate(g, node, nr, producer)
     buf = buffers.get(node)
     if buf is None:

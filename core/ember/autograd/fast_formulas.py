@@ -25,19 +25,14 @@ import math
 
 import numpy as np
 
-from .. import dispatch as _d
 from ..backends.elementwise import eager as _engine
-from ..jit.tracing_state import STATE as _TRACING
-from .grad_mode import STATE
+from .._base.grad_mode import STATE
+from .._base.tracing_state import STATE as _TRACING
+from ..tensor import Tensor as _T
+from ..tensor import wrap as _wrap
+from ..tensor import wrap_view as _wrap_view
 
 FAST: dict = {}
-_T = None  # ember.Tensor (bind)
-
-
-def bind(tensor_class) -> None:
-    """Called once ``ember.Tensor`` exists (by ``codegen.compile_all``)."""
-    global _T
-    _T = tensor_class
 
 
 def fast(op: str, *inputs: str):
@@ -57,7 +52,7 @@ def accumulate(old, g):
             old._data.shape != g._data.shape:
         return old + g
     typ = old._type
-    return _d.wrap(typ.kernels["add"](old._data, g._data, 1), typ.backend)
+    return _wrap(typ.kernels["add"](old._data, g._data, 1), typ.backend)
 
 
 def sum_to_kernels(g, lead: int, inner: tuple):
@@ -71,7 +66,7 @@ def sum_to_kernels(g, lead: int, inner: tuple):
         a = k(a, tuple(range(lead)), False, None)
     if inner:
         a = k(a, inner, True, None)
-    return _d.wrap(a, typ.backend)
+    return _wrap(a, typ.backend)
 
 
 # --- formulas --------------------------------------------------------------------------------
@@ -97,7 +92,7 @@ def tanh_self(grad, result):
     if typ is None:
         return None
     k, r = typ.kernels, result._data
-    return _d.wrap(k["mul"](grad._data, k["sub"](1, k["mul"](r, r), 1)), typ.backend)
+    return _wrap(k["mul"](grad._data, k["sub"](1, k["mul"](r, r), 1)), typ.backend)
 
 
 @fast("sigmoid", "self")
@@ -107,7 +102,7 @@ def sigmoid_self(grad, result):
     if typ is None:
         return None
     k, r = typ.kernels, result._data
-    return _d.wrap(k["mul"](k["mul"](grad._data, r), k["sub"](1, r, 1)), typ.backend)
+    return _wrap(k["mul"](k["mul"](grad._data, r), k["sub"](1, r, 1)), typ.backend)
 
 
 @fast("relu", "self")
@@ -117,7 +112,7 @@ def relu_self(grad, result):
     if typ is None:
         return None
     k = typ.kernels
-    return _d.wrap(k["where"](k["gt"](result._data, 0), grad._data, 0.0), typ.backend)
+    return _wrap(k["where"](k["gt"](result._data, 0), grad._data, 0.0), typ.backend)
 
 
 def column_major(x) -> bool:
@@ -140,11 +135,11 @@ def _mm(grad, a, b, a_t: bool, mat2=None):
         if a._type is not typ:
             return None
         if mat2 is not None and column_major(mat2._data):
-            return _d.wrap(k["t"](k["mm"](k["t"](grad._data), a._data)), typ.backend)
-        return _d.wrap(k["mm"](k["t"](a._data), grad._data), typ.backend)
+            return _wrap(k["t"](k["mm"](k["t"](grad._data), a._data)), typ.backend)
+        return _wrap(k["mm"](k["t"](a._data), grad._data), typ.backend)
     if b._type is not typ:
         return None
-    return _d.wrap(k["mm"](grad._data, k["t"](b._data)), typ.backend)
+    return _wrap(k["mm"](grad._data, k["t"](b._data)), typ.backend)
 
 
 @fast("matmul", "self")
@@ -187,7 +182,7 @@ def t_self(grad):
     if not _unrecorded(grad) or grad._data.ndim > 2:
         return None
     typ = grad._type
-    return _d.wrap(typ.kernels["t"](grad._data), typ.backend)
+    return _wrap(typ.kernels["t"](grad._data), typ.backend)
 
 
 def _expanded(grad, self_shape, dim, keepdim):
@@ -208,7 +203,7 @@ def sum_self(grad, self_shape, dim, keepdim):
     if found is None:
         return None
     typ, size, e = found
-    return _d.wrap_view(e, typ.backend, grad, _d._Tensor.expand, (size,), None)
+    return _wrap_view(e, typ.backend, grad, _T.expand, (size,), None)
 
 
 @fast("mean", "self")
@@ -221,7 +216,7 @@ def mean_self(grad, self_shape, dim, keepdim):
     # a 0-d tensor's dim 0 (or -1) averages its one element: prod(()) == 1
     n = math.prod(size if dim is None or not len(dim) or not size else
                   (size[d] for d in dim))
-    return _d.wrap(typ.kernels["div"](e, n, None), typ.backend)
+    return _wrap(typ.kernels["div"](e, n, None), typ.backend)
 
 
 @fast("log_softmax", "self")
@@ -232,7 +227,7 @@ def log_softmax_self(grad, result, dim):
         return None
     k, g = typ.kernels, grad._data
     total = k["sum"](g, (dim % g.ndim,), True, None)
-    return _d.wrap(k["sub"](g, k["mul"](k["exp"](result._data), total), 1), typ.backend)
+    return _wrap(k["sub"](g, k["mul"](k["exp"](result._data), total), 1), typ.backend)
 
 
 @fast("gelu", "self")
@@ -246,7 +241,7 @@ def gelu_self(grad, self, approximate):
     g, x = grad._data, self._data
     if x.dtype != np.float32 or g.shape != x.shape:
         return None
-    return _d.wrap(_engine.gelu_backward(g, x), typ.backend)
+    return _wrap(_engine.gelu_backward(g, x), typ.backend)
 
 
 @fast("gather", "self")
@@ -261,4 +256,4 @@ def gather_self(grad, self_shape, dim, index):
     k, g = typ.kernels, grad._data
     with typ.backend.on_device_of(g):
         zeros = k["full"](tuple(self_shape), 0, g.dtype)
-    return _d.wrap(k["scatter_add"](zeros, dim % g.ndim, index._data, g), typ.backend)
+    return _wrap(k["scatter_add"](zeros, dim % g.ndim, index._data, g), typ.backend)

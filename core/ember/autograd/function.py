@@ -18,15 +18,37 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections import namedtuple
+from typing import Any, NamedTuple
 
 from .. import dispatch as _d
 from . import anomaly_mode as _anomaly
 from .grad_ownership import may_steal as _may_steal
 from .grad_mode import STATE
 
-Edge = namedtuple("Edge", "function input_nr")
-Edge.__doc__ = "A gradient edge: the Node that receives the gradient, and which of its inputs."
+
+class Edge(NamedTuple):
+    """A gradient edge (PyTorch's ``Edge``, ``torch/csrc/autograd/edge.h``): the Node that
+    receives the gradient (``function``), and which of its inputs (``input_nr``: the
+    ``output_nr`` of the forward output the gradient is for)."""
+
+    function: Any  # Node
+    input_nr: int
+
+
+class InputMetadata(NamedTuple):
+    """What a node expects of the gradient for one of its forward outputs (PyTorch's
+    ``InputMetadata``): its ``shape``, its Type, and the device index on a backend that
+    drives several devices (None on a single-device backend such as cpu: the engine then
+    does no device work for it)."""
+
+    shape: tuple
+    type: Any  # ember.types.Type
+    device_index: int | None = None
+
+
+# NOTE: ``_new(Edge, (fn, nr))`` is ``Edge(fn, nr)`` without the Python-level __new__ a
+# NamedTuple has (~3x cheaper); these are built once per recorded op, on the forward path.
+_new = tuple.__new__
 
 _sequence = itertools.count()  # creation order: the engine runs later nodes first
 _accumulate_lock = threading.Lock()
@@ -69,12 +91,15 @@ def _hooks_field(name: str, doc: str) -> property:
 class Node:
     """A backward function in the autograd graph (PyTorch's ``torch.autograd.graph.Node``).
 
-    Attributes: ``next_functions`` (a tuple of ``(Node, input_nr)`` or ``None``, one per
-    forward input), ``sequence_nr`` (creation order). Subclasses implement ``apply(grads)``:
-    a tuple with one gradient (Tensor or None) per ``next_functions`` entry.
+    Attributes: ``next_functions`` (one Edge ``(function, input_nr)`` or ``None`` per
+    forward input; a generated recorder builds its edges as plain pairs, which PyTorch's
+    ``next_functions`` shows too), ``sequence_nr`` (creation order). Subclasses implement
+    ``apply(grads)``: a tuple with one gradient (Tensor or None) per ``next_functions``
+    entry.
 
-    NOTE: ``_out_meta`` holds one ``input_metadata`` per forward output (None for one that
-    gets no gradient); the engine fits each incoming gradient to it. ``_hooks`` is None
+    NOTE: ``_out_meta`` holds one InputMetadata per forward output (None for one that
+    gets no gradient; a plain ``(shape, Type)`` pair where a generated op's ``finish``
+    inlines it); the engine fits each incoming gradient to it. ``_hooks`` is None
     for a node the engine may simply ``apply``: no hooks, and a subclass that sets
     ``_trusted_arity`` (its apply returns one gradient per edge by construction).
     Otherwise the engine goes through ``call_node``.
@@ -209,23 +234,22 @@ def _own(g):
         return _d.wrap(g._data.copy(), b)
 
 
-def input_metadata(t) -> tuple:
-    """What a node expects of the gradient for its forward output ``t`` (PyTorch's
-    ``InputMetadata``): ``(shape, Type)``, plus the device index (``device_of``) when
-    ``t``'s backend drives several devices, so the engine can move a gradient to that exact
-    device (``cuda:1``, not the current one). A single-device backend (the cpu one) records
-    no index: the engine then does no device work per edge."""
+def input_metadata(t) -> InputMetadata:
+    """What a node expects of the gradient for its forward output ``t``: its shape and
+    Type, plus the device index (``device_of``) when ``t``'s backend drives several
+    devices, so the engine can move a gradient to that exact device (``cuda:1``, not the
+    current one). A single-device backend (the cpu one) records no index (None)."""
     typ = t._type
     b = typ.backend
     if b.device_count == 1:
-        return (t._data.shape, typ)
-    return (t._data.shape, typ, b.device_of(t._data))
+        return _new(InputMetadata, (t._data.shape, typ, None))
+    return _new(InputMetadata, (t._data.shape, typ, b.device_of(t._data)))
 
 
 def grad_accumulator(t) -> AccumulateGrad:
     """The AccumulateGrad of leaf ``t``, made on first use and kept on the tensor."""
     acc = getattr(t, "_grad_acc", None)
-    if acc is None or acc._out_meta[0][0] != t._data.shape:  # (an out= may resize a leaf)
+    if acc is None or acc._out_meta[0].shape != t._data.shape:  # (an out= may resize a leaf)
         acc = t._grad_acc = AccumulateGrad(t)
     return acc
 
@@ -238,9 +262,9 @@ def gradient_edge(t):
         refresh_view(t)  # an in-place op changed the base's history after t was made
     fn = t.grad_fn
     if fn is not None:
-        return (fn, t.output_nr)
+        return _new(Edge, (fn, t.output_nr))
     if t._requires_grad:
-        return (grad_accumulator(t), 0)
+        return _new(Edge, (grad_accumulator(t), 0))
     return None
 
 
@@ -255,8 +279,8 @@ def set_history(node: Node, outputs) -> None:
             if t._base is not None:
                 t._view_version = t._vc.value
             typ = t._type  # input_metadata, inlined
-            node._out_meta = ((t._data.shape, typ),) if typ.backend.device_count == 1 else \
-                (input_metadata(t),)
+            node._out_meta = (_new(InputMetadata, (t._data.shape, typ, None)),) \
+                if typ.backend.device_count == 1 else (input_metadata(t),)
             return
     meta = []
     for i, t in enumerate(outputs):

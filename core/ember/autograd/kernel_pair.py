@@ -27,8 +27,8 @@ from __future__ import annotations
 import ember as E
 from ember import dispatch as _d
 from ember.autograd.function import FREED, Node, SavedVariable, gradient_edge, set_history
-from ember.autograd.grad_mode import STATE
-from ember.jit.tracing_state import STATE as _TRACING
+from ember._base.grad_mode import STATE
+from ember._base.tracing_state import STATE as _TRACING
 
 __all__ = ["run", "tracing"]
 

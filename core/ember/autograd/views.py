@@ -18,6 +18,7 @@ that requires grad, or on a view of one, raise PyTorch's errors.
 from __future__ import annotations
 
 from .. import dispatch as _d
+from .._base.grad_mode import STATE
 from .function import Node, call_node, gradient_edge, set_history
 
 
@@ -96,7 +97,6 @@ def refresh_view(t) -> None:
     if base.grad_fn is None and not base.requires_grad:
         t._view_version = t._vc.value
         return
-    from .grad_mode import STATE
     prev, STATE.enabled = STATE.enabled, True
     try:
         fresh = replay(t._view_fn, base)

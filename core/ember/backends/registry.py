@@ -11,6 +11,14 @@ from ..errors import NoBackendError, PluginError
 from ..types import Device
 
 _backends: dict = {}
+_loader = None  # loads the plugins once; given by the composition root (ember/_build.py)
+
+
+def set_loader(load) -> None:
+    """Make ``load()`` (``plugins.manager.ensure_loaded``) what runs before the first
+    lookup; called once by ``ember._build``, so this layer never imports the manager."""
+    global _loader
+    _loader = load
 
 
 class _DefaultDevice(threading.local):
@@ -71,8 +79,8 @@ def plugin_hint(name: str) -> str:
 
 
 def _ensure() -> None:
-    from ..plugins.manager import ensure_loaded
-    ensure_loaded()
+    if _loader is not None:
+        _loader()
 
 
 def get_backend(device) -> object:

@@ -34,8 +34,8 @@ Reference: PyTorch's ``graph_executor.cpp`` (``DifferentiableGraphOp``,
 """
 from __future__ import annotations
 
-from ember.autograd.function import FREED, Node, SavedVariable, gradient_edge, input_metadata, \
-    unpack
+from ember.autograd.function import FREED, InputMetadata, Node, SavedVariable, gradient_edge, \
+    input_metadata, unpack
 from ember.autograd.grad_mode import STATE, no_grad
 from ember.jit.autodiff import META_KINDS, Gradient
 # re-exported: the metas lived here before autodiff_prims.py
@@ -219,7 +219,8 @@ def _hook(t, node, meta: list, seen: set):
     if t._base is not None:
         t._view_version = t._vc.value
     typ = t._type  # input_metadata, inlined: an index only on multi-device backends
-    meta.append((t._data.shape, typ) if typ.backend.device_count == 1 else input_metadata(t))
+    meta.append(tuple.__new__(InputMetadata, (t._data.shape, typ, None))
+                if typ.backend.device_count == 1 else input_metadata(t))
     return t
 
 

@@ -1,51 +1,41 @@
-"""Whether this thread is tracing: the one check every op wrapper makes.
+"""Whether this thread is tracing: ``STATE``, the one check every op wrapper makes.
 
-Kept apart from ``tracer.py`` (and free of imports) because the generated op wrappers and
-``Tensor`` read it at ``import ember`` time. ``STATE.active`` counts the traces open in any
-thread, so the wrappers' test ``if _tr.active and _tr.claim()`` is one attribute read when
-nothing is traced; ``claim()`` then looks at this thread's stack of traces.
-
-Reference: PyTorch's ``tracer::isTracing()`` / ``TracingState`` (``torch/csrc/jit/frontend/
-tracer.h``).
+It lives in the bottom layer, ``ember/_base/tracing_state.py`` (no imports from ember);
+this module re-exports the same object under its historical path, and holds the tracer's
+emitter: its part of every generated op wrapper.
 """
 from __future__ import annotations
 
-import threading
+from .._base.tracing_state import STATE
 
-__all__ = ["STATE"]
-
-
-class _TracingStates:
-    """``active``: open traces in all threads. Per thread: ``stack`` (open TracingStates,
-    innermost last), ``paused``, and ``skip`` (the next wrapper call is the one the tracer
-    itself is making, so it must run rather than record again)."""
-
-    def __init__(self):
-        self.active = 0
-        self.local = threading.local()
-        self.lock = threading.Lock()
-
-    def stack(self) -> list:
-        """This thread's open traces, innermost last (created on first use)."""
-        s = getattr(self.local, "stack", None)
-        if s is None:
-            s = self.local.stack = []
-        return s
-
-    def current(self):
-        """This thread's innermost open trace, or None (also while paused)."""
-        s = getattr(self.local, "stack", None)
-        if not s or getattr(self.local, "paused", False):
-            return None
-        return s[-1]
-
-    def claim(self) -> bool:
-        """Called by a wrapper when some trace is open: True if this call is to be recorded."""
-        local = self.local
-        if getattr(local, "skip", False):
-            local.skip = False
-            return False
-        return bool(getattr(local, "stack", None)) and not getattr(local, "paused", False)
+__all__ = ["STATE", "TraceEmitter"]
 
 
-STATE = _TracingStates()
+class TraceEmitter:
+    """The tracer's part of every generated op wrapper (an ``ops.codegen.WrapperEmitter``):
+    its first line, which, while a trace is open, hands the call to the tracer; the tracer
+    runs the wrapper again and records it as one ``ember::<op>`` node::
+
+        if _tr.active and _tr.claim(): return _record('ember::add', _wrapper_add,
+                                                      (self, other, ), {'alpha': alpha})
+
+    It has no other hooks. (Not a subclass of ``WrapperEmitter``: this module is imported
+    before the ops exist.)
+    """
+
+    def namespace(self) -> dict:
+        """The state every wrapper checks, and the recorder."""
+        return {"_tr": STATE, "_record": _record_traced}
+
+    def prologue(self, ctx) -> list[str]:
+        """The trace hook (``ctx``: an ``ops.codegen.WrapperContext``)."""
+        args, kwargs = ctx.call_args()
+        # ``_wrapper_<name>``, not ``<name>``: an argument may share the op's name (``pad``)
+        return [f"if _tr.active and _tr.claim(): return _record({'ember::' + ctx.qualified!r}, "
+                f"_wrapper_{ctx.fn_name}, {args}, {kwargs})"]
+
+
+def _record_traced(kind, fn, args, kwargs):
+    # NOTE: the tracer (ir, op_registry, ...) loads with the first trace, not at import
+    from .tracer import record_op
+    return record_op(kind, fn, args, kwargs)

@@ -1,9 +1,14 @@
 """The op surface: ``native_functions.yaml`` parsed, compiled to Python, installed.
 
-``install()`` runs once at ``import ember``: it generates one wrapper per declaration (see
-``codegen.py``), groups overloads that share a Python name behind one dispatcher, and puts
-function variants in the ``ember`` namespace and method variants on ``ember.Tensor``.
-``table()`` lists every op with its schema and location.
+``load()`` parses the declarations; ``install()`` generates one wrapper per declaration
+(see ``codegen.py``, with the upper layers' emitters given to ``codegen.compose``), groups
+overloads that share a Python name behind one dispatcher, and puts function variants in
+the ``ember`` namespace and method variants on ``ember.Tensor``. Both run once, called by
+the composition root (``ember/_build.py``). ``table()`` lists every op with its schema and
+location.
+
+Layering: ops know dispatch, types and Tensor; autograd and the JIT add their parts of the
+wrappers through their emitters, and ``DERIVATIVES`` is filled by the composition root.
 """
 from __future__ import annotations
 
@@ -11,17 +16,19 @@ from . import codegen, native, overloads
 from .native import NativeFunction
 
 FUNCTIONS: list[NativeFunction] = []
-DERIVATIVES: dict = {}  # qualified op name -> autograd.derivatives.Derivative
+DERIVATIVES: dict = {}  # qualified op name -> autograd.derivatives.Derivative (set by _build)
+
+
+def load() -> list[NativeFunction]:
+    """Parse ``native_functions.yaml`` into ``FUNCTIONS`` (and return it)."""
+    FUNCTIONS[:] = native.load()
+    return FUNCTIONS
 
 
 def install(namespace: dict, tensor_cls) -> dict:
-    """Generate and install every op; returns python name -> callable for functions."""
-    from ..autograd import derivatives
-    FUNCTIONS[:] = native.load()
-    DERIVATIVES.clear()
-    DERIVATIVES.update(derivatives.load())
-    derivatives.check_against(FUNCTIONS, DERIVATIVES)
-    compiled = codegen.compile_functions(FUNCTIONS, DERIVATIVES)
+    """Generate and install every op of ``FUNCTIONS`` (``load()`` first); returns python
+    name -> callable for functions."""
+    compiled = codegen.compile_functions(FUNCTIONS)
     functions: dict[str, list] = {}
     methods: dict[str, list] = {}
     for nf in FUNCTIONS:

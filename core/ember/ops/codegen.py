@@ -29,22 +29,32 @@ only where the all-Tensor fast paths were not taken (or, in a composite, once it
 so a correct call pays nothing for it; nothing is looked up by name at call time
 except the kernel, which the Type caches. ``source_of(name)`` returns the text for a reader;
 ``runtime.py`` holds what the wrappers call.
+
+Layers: ``generate`` writes the dispatch layer (argument checks, promotion, devices and
+dims come from ``emit_dispatch.py``; the kernel call, ``out=`` and in-place writes from
+here) and composes the lines of the layers above from the emitters it is given
+(``WrapperEmitter``: the tracer's first line, autograd's requires-grad test, recorder and
+view finishing), so this package imports neither autograd nor the JIT. The composition
+root (``ember/_build.py``) chooses the emitters (``compose``).
 """
 from __future__ import annotations
 
 import linecache
 from collections import namedtuple
+from typing import NamedTuple
 
-from .native import DIM_ARG_NAMES, NativeFunction
+from . import emit_dispatch as _ed
+from .native import NativeFunction
 from .runtime import namespace as _namespace
 from .schema import Argument, FunctionSchema
 
 _SOURCES: dict[str, str] = {}
-NAMESPACE: dict = {}  # the generated wrappers' globals (ember.autograd adds its recorders)
+NAMESPACE: dict = {}  # the generated wrappers' globals (runtime.py's and the emitters')
 
 
 def recorder_name(qualified: str) -> str:
-    """Global name of an op's autograd recorder in the wrappers' namespace."""
+    """Global name of an op's autograd recorder in the wrappers' namespace (the autograd
+    emitter's lines call it; the composition root adds the recorders, see ``add_globals``)."""
     return "_ag_" + qualified.replace(".", "__")
 
 
@@ -78,109 +88,6 @@ def _params(schema: FunctionSchema, with_out: bool) -> str:
             parts.append("*")
         parts.append("out=None")
     return ", ".join(parts)
-
-
-def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
-    """Source lines that check and convert one argument in place."""
-    t, n = a.type, a.name
-    args = f"{n}, {op!r}, {n!r}, {pos}"
-    opt = f"if {n} is not None: " if t.optional else ""
-    guard = f"{n} is not None and " if t.optional else ""  # for lines that are an `if` already
-    if t.base == "Tensor":
-        if promoted:
-            return []
-        if t.is_list:
-            return [f"{n} = _check_tensor_list({args})"]
-        fn = "_check_optional_tensor" if t.optional else "_check_tensor"  # (these raise)
-        return [f"if {guard}{n}.__class__ is not _Tensor: {fn}({args})"]
-    if t.base in ("int", "SymInt"):
-        if t.is_list:
-            return [f"{opt}{n} = _check_int_list({args}, {t.size})"]
-        return [f"if {guard}{n}.__class__ is not _int: {n} = _check_int({args})"]
-    # NOTE: each check below skips its call for the values it returns unchanged (defaults,
-    # plain numbers): the fast path pays a comparison, not a call
-    if t.base == "Scalar" or t.base == "float":
-        fn = "_check_scalar" if t.base == "Scalar" else "_check_float"
-        return [f"if {guard}{n}.__class__ is not _int and {n}.__class__ is not _float: "
-                f"{n} = {fn}({args})"]
-    if t.base == "bool" and t.is_list:
-        return [f"{opt}{n} = _check_bool_list({args}, {t.size})"]
-    if t.base == "bool":
-        return [f"if {guard}{n} is not True and {n} is not False: {n} = _check_bool({args})"]
-    if t.base == "str":
-        return [f"if {guard}{n}.__class__ is not _str: {n} = _check_str({args})"]
-    if t.base == "ScalarType":  # None stays None
-        return [f"if {n} is not None: {n} = _check_dtype({args})"]
-    return []  # Generator, Device, Layout, ...: converted where used
-
-
-def _self_guard(nf: NativeFunction, op: str) -> list[str]:
-    """Source lines that refuse a Python number as a promoted ``self`` where PyTorch does
-    (``sin(2.0)``; ``pow(2, 3)`` for ``number_self: with_tensor``); see native.py.
-
-    Promotion would take the number, so the guard goes where the wrappers reach promotion
-    (after their all-Tensor fast paths); its ``__class__`` test keeps it to a pointer
-    comparison for a Tensor ``self``."""
-    if "self" not in nf.promote_args or nf.number_self is True:
-        return []
-    args = nf.schema.arguments
-    if nf.number_self == "with_tensor":
-        names = ("self",) + tuple(n for n in nf.promote_args if n != "self")
-        cond = " and ".join(f"not _isinstance({n}, _Tensor)" for n in names)
-        return [f"if self.__class__ is not _Tensor and {cond}: "
-                f"raise _no_tensor_error({op!r}, ({', '.join(names)},), {names!r})"]
-    pos = 1 + [a.name for a in args].index("self")
-    return [f"if self.__class__ is not _Tensor and not _isinstance(self, _Tensor): "
-            f"raise _self_error({op!r}, self, {pos}, {len(args) > pos})"]
-
-
-def _none_checks(schema: FunctionSchema, names, op: str) -> list[str]:
-    """Source lines that refuse None for the promoted arguments among ``names`` that are
-    required Tensors (``add(x, None)``, ``where(c, x, None)``), with the argument's
-    TypeError (``add(): argument 'other' (position 2) must be Tensor, not NoneType``).
-
-    Promotion lets None through for optional Tensors (``clamp(x, None, 1)``), so a
-    required one must be refused before it; the lines go where the wrappers reach
-    promotion (after their all-Tensor fast paths), so a Tensor pays nothing for them."""
-    return [f"if {a.name} is None: _check_tensor({a.name}, {op!r}, {a.name!r}, {pos})"
-            for pos, a in enumerate(schema.arguments, 1)
-            if a.name in names and a.type.is_tensor and not a.type.optional]
-
-
-def _one_type_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:
-    """The first lines of an ``if``/``else`` that skips promotion when every promoted
-    operand is a Tensor of one Type (``addmm(bias, x, w)``), where it would change nothing;
-    [] when an operand may be None."""
-    if not all(a.type.is_tensor and not a.type.optional
-               for a in schema.arguments if a.name in names):
-        return []
-    x = names[0]
-    test = [f"{n}.__class__ is _Tensor" for n in names] + \
-        [f"{n}._type is {x}._type" for n in names[1:]]
-    if rule == "float":
-        test.append(f"{x}._type.scalar_type.is_floating_point")
-    return [f"if {' and '.join(test)}:",
-            f"    _T = {x}._type; " + "; ".join(f"_a_{n} = {n}._data" for n in names),
-            "else:"]
-
-
-def _number_bounds_path(schema: FunctionSchema, names: list, rule: str) -> list[str]:
-    """The first lines of an ``if``/``else`` that skips promotion when the first promoted
-    operand is a Tensor and the others (optional Tensors: ``clamp(self, min, max)``) are
-    None or Python numbers that do not raise its category, as the two-operand path does;
-    [] for other signatures."""
-    args = {a.name: a for a in schema.arguments}
-    x, rest = names[0], names[1:]
-    if rule != "common" or not rest or args[x].type.optional or not args[x].type.is_tensor \
-            or not all(args[n].type.is_tensor and args[n].type.optional for n in rest):
-        return []
-    test = [f"{x}.__class__ is _Tensor"] + \
-        [f"({n} is None or _SCALAR_CATEGORY.get({n}.__class__, 9) <= "
-         f"{x}._type.scalar_type._category)" for n in rest]
-    return [f"if {' and '.join(test)}:",
-            f"    _T = {x}._type; _a_{x} = {x}._data; " +
-            "; ".join(f"_a_{n} = {n}" for n in rest),
-            "else:"]
 
 
 def _kernel_arg(a: Argument, promoted: set[str]) -> str:
@@ -219,52 +126,13 @@ def _returns(schema: FunctionSchema, nt_name: str | None, view: tuple | None):
     return None
 
 
-def _requires_grad(schema: FunctionSchema, names, promoted: set) -> str:
-    """Source of the test 'does any differentiable input require grad?'."""
-    parts = []
-    for a in schema.arguments:
-        if a.type.base != "Tensor" or a.name not in names:
-            continue
-        n = a.name
-        # NOTE: a view requires grad when its base does, even one made before the base
-        # got a history (PyTorch's DifferentiableViewMeta::requires_grad).
-        rg = f"({n}._requires_grad or {n}._base is not None and {n}._base._requires_grad)"
-        if a.type.is_list:
-            parts.append(f"_any_rg({n})")
-        elif n in promoted:
-            parts.append(f"(_isinstance({n}, _Tensor) and {rg})")
-        elif a.type.optional:
-            parts.append(f"({n} is not None and {rg})")
-        else:
-            parts.append(rg)
-    return " or ".join(parts)
-
-
-def _trace_hook(schema: FunctionSchema, fn_name: str, qualified: str, with_out: bool) -> str:
-    """The first line of every wrapper: while a trace is open, hand the call to the tracer,
-    which runs this wrapper again and records it as one ``ember::<op>`` node."""
-    variadic = is_variadic(schema)
-    pos, kw = [], []
-    for a in schema.arguments:
-        if a.kwarg_only:
-            kw.append(f"{a.name!r}: {a.name}")
-        else:
-            pos.append(f"*{a.name}" if variadic and a.type.is_list else a.name)
-    if with_out:
-        kw.append("'out': out")
-    args = "(" + "".join(p + ", " for p in pos) + ")"
-    # ``_wrapper_<name>``, not ``<name>``: an argument may share the op's name (``pad``)
-    return (f"if _tr.active and _tr.claim(): return _record({'ember::' + qualified!r}, "
-            f"_wrapper_{fn_name}, {args}, {{{', '.join(kw)}}})")
-
-
 def wrapper_name(nf: NativeFunction, inplace: bool = False) -> str:
     """The generated function's name: ``add``, ``add_``, ``max__dim``, ``max___dim``."""
     op = nf.name + "_" if inplace else nf.name
     return op if not nf.schema.overload else f"{op}__{nf.schema.overload}"
 
 
-def _into_path(nf: NativeFunction, rg: str, promoted: set) -> list[str]:
+def _into_path(nf: NativeFunction, conditions: list[str], promoted: set) -> list[str]:
     """The fast path of a generated in-place op (``mul_``): the backend's ``into:<kernel>``
     entry, where it has one, writes the result straight into self's array (no result
     array, no copy back) and returns False, before writing anything, for the cases it
@@ -274,8 +142,7 @@ def _into_path(nf: NativeFunction, rg: str, promoted: set) -> list[str]:
     self_arr = "_a_self" if "self" in promoted else "self._data"
     cond = [f"{self_arr} is self._data"] if "self" in promoted else []
     cond += ["0 not in self._data.strides", "self._data.flags.writeable"]
-    if rg:
-        cond.append(f"not (({rg}) and _gm.enabled)")
+    cond += conditions  # the upper layers' (autograd: no node to record)
     kargs = ", ".join(_kernel_arg(a, promoted) for a in nf.schema.arguments)
     return [f"_k = _T.backend.kernels.get('into:{nf.kernel_name}')",
             f"if _k is not None and {' and '.join(cond)} and _k({kargs}):",
@@ -283,216 +150,229 @@ def _into_path(nf: NativeFunction, rg: str, promoted: set) -> list[str]:
             "    return self"]
 
 
-def generate(nf: NativeFunction, inplace: bool = False, deriv=None) -> tuple[str, str, dict]:
-    """Source of one wrapper: (python name, source, extra globals).
+class WrapperContext(NamedTuple):
+    """What the emitters know about the wrapper being generated."""
 
-    ``inplace=True`` generates ``add_`` from the functional declaration. ``deriv`` is the
-    op's ``derivatives.yaml`` entry (None if it has none: then the wrapper raises when
-    asked to record a gradient).
+    nf: NativeFunction
+    schema: FunctionSchema
+    op: str               # the name in messages: ``add``, ``add_``
+    qualified: str        # ``add_``, ``max.dim``: the op as the JIT names it (``ember::<op>``)
+    fn_name: str          # the Python function's name: ``add_``, ``max__dim``
+    inplace: bool         # the generated ``_`` variant of a functional declaration
+    with_out: bool        # takes ``out=``
+    variadic: bool        # the trailing list may be spread (``x.view(2, 3)``)
+    promoted: frozenset   # names of the promoted arguments (``nf.promote_args``)
+    tensors: tuple        # the Tensor and Tensor[] arguments (``Argument``s)
+    primary: Argument | None  # the first of them: the one whose Type dispatches
+
+    def call_args(self) -> str:
+        """The wrapper's arguments as a call would pass them on: ``(self, other, )`` and
+        ``{'alpha': alpha, 'out': out}`` (spread lists spread again)."""
+        pos, kw = [], []
+        for a in self.schema.arguments:
+            if a.kwarg_only:
+                kw.append(f"{a.name!r}: {a.name}")
+            else:
+                pos.append(f"*{a.name}" if self.variadic and a.type.is_list else a.name)
+        if self.with_out:
+            kw.append("'out': out")
+        return "(" + "".join(p + ", " for p in pos) + ")", "{" + ", ".join(kw) + "}"
+
+
+class WrapperEmitter:
+    """An upper layer's part of every generated wrapper (torchgen composes one generator
+    per layer the same way). ``generate`` asks each emitter it is given, in order, for the
+    lines at each point below; the defaults add nothing. Each hook returns source lines
+    (unindented, a list) for one ``WrapperContext``; ``namespace()`` gives the globals the
+    lines read. An emitter need not subclass this: a missing hook adds nothing. The
+    autograd layer's emitter is ``ember.autograd.wrapper_emitter.AutogradEmitter``, the
+    tracer's ``ember.jit.tracing_state.TraceEmitter``.
+
+    Only kernel-dispatching ops have the hooks after ``prologue``: a composite's inner ops
+    do the work of the upper layers themselves.
     """
+
+    def namespace(self) -> dict:
+        """Globals the emitted lines read (added to every wrapper's namespace)."""
+        return {}
+
+    def prologue(self, ctx: WrapperContext) -> list[str]:
+        """First lines of the body, before any argument is checked."""
+        return []
+
+    def before_kernel(self, ctx: WrapperContext) -> list[str]:
+        """Lines of an op declared in place (``fill_``) before its kernel writes self."""
+        return []
+
+    def into_conditions(self, ctx: WrapperContext) -> list[str]:
+        """Extra conditions (expressions, all must be true) for an in-place variant's
+        ``into:`` fast path, which skips everything after the kernel call."""
+        return []
+
+    def before_write_inplace(self, ctx: WrapperContext) -> list[str]:
+        """Lines of an in-place variant (``add_``) after the kernel, before the result is
+        written into self; ``_r`` is the kernel's result. May return."""
+        return []
+
+    def after_inplace_kernel(self, ctx: WrapperContext) -> list[str]:
+        """Lines of an op declared in place after its kernel wrote self."""
+        return []
+
+    def out_checks(self, ctx: WrapperContext) -> list[str]:
+        """Lines before ``_r`` is written into ``out=``."""
+        return []
+
+    def on_result(self, ctx: WrapperContext, outputs: str) -> list[str]:
+        """Lines run on the wrapped result ``_res`` before it is returned; ``outputs`` is
+        the expression of its tuple of output Tensors."""
+        return []
+
+
+EMITTERS: list = []  # the upper layers' emitters: set by the composition root (compose)
+
+
+def compose(emitters) -> None:
+    """Make ``emitters`` (WrapperEmitter-like, in order) the upper layers of every wrapper
+    generated from now on; called once by ``ember._build``."""
+    EMITTERS[:] = emitters
+
+
+def _emit(emitters, hook: str, *args) -> list[str]:
+    lines: list[str] = []
+    for e in emitters:
+        fn = getattr(e, hook, None)  # an emitter may define only the hooks it uses
+        if fn is not None:
+            lines += fn(*args)
+    return lines
+
+
+def context(nf: NativeFunction, inplace: bool = False) -> WrapperContext:
+    """The ``WrapperContext`` of ``nf``'s wrapper (its ``_`` variant for ``inplace``)."""
     schema = nf.schema
     op = schema.name + "_" if inplace else schema.name
-    fn_name = wrapper_name(nf, inplace)
-    with_out = "out" in nf.structured and not inplace
+    tensors = tuple(a for a in schema.arguments if a.type.base == "Tensor")
+    return WrapperContext(
+        nf=nf, schema=schema, op=op,
+        qualified=op if not schema.overload else f"{op}.{schema.overload}",
+        fn_name=wrapper_name(nf, inplace), inplace=inplace,
+        with_out="out" in nf.structured and not inplace, variadic=is_variadic(schema),
+        promoted=frozenset(nf.promote_args), tensors=tensors,
+        primary=tensors[0] if tensors else None)
+
+
+def generate(nf: NativeFunction, inplace: bool = False, emitters=None) -> tuple[str, str, dict]:
+    """Source of one wrapper: (python name, source, extra globals).
+
+    ``inplace=True`` generates ``add_`` from the functional declaration. ``emitters``: the
+    upper layers' parts (default: those given to ``compose``). The dispatch layer's lines
+    (arguments, promotion, devices, dims) come from ``emit_dispatch``; this function
+    places the kernel call, ``out=``, the in-place writes and the result around them.
+    """
+    ups = EMITTERS if emitters is None else emitters
+    ctx = context(nf, inplace)
+    schema, fn_name = ctx.schema, ctx.fn_name
     shown = nf.inplace_schema if inplace else schema
-    lines = [f"def {fn_name}({_params(schema, with_out)}):",
+    lines = [f"def {fn_name}({_params(schema, ctx.with_out)}):",
              f"    # {shown}  ({nf.location})"]
-    body: list[str] = [_trace_hook(schema, fn_name, op if not schema.overload else
-                                   f"{op}.{schema.overload}", with_out)]
+    body = _emit(ups, "prologue", ctx) + _ed.argument_lines(ctx)
+    promotion, nones = _ed.promotion_lines(ctx)
+    body += promotion + _ed.device_lines(ctx) + _ed.dim_lines(ctx)
     extra: dict = {}
-    promoted = set(nf.promote_args)
-    if is_variadic(schema):
-        last = [a for a in schema.arguments if a.type.is_list and not a.kwarg_only][0]
-        v, item = last.name, "_Tensor" if last.type.base == "Tensor" else "_int"
-        body.append(f"if _len({v}) == 1 and not _isinstance({v}[0], {item}): {v} = {v}[0]")
-    for pos, a in enumerate(schema.arguments, 1):
-        body += _check(a, pos, op, a.name in promoted)
-
-    tensors = [a for a in schema.arguments if a.type.base == "Tensor"]
-    primary = tensors[0] if tensors else None
-    if inplace:  # in-place ops write self: it must be a Tensor even if it is promoted
-        body.append(f"if self.__class__ is not _Tensor: _check_tensor(self, {op!r}, 'self', 1)")
-    if nf.check is not None:  # before promotion, which could hide what it looks for
-        operands = "".join(a + ", " for a in nf.promote_args)
-        body.append(f"_checks[{nf.check!r}]({op!r}, ({operands}))")
-    guard = _self_guard(nf, op)
-    nones: list[str] = []  # a composite looks for None only when it fails (see below)
-    if nf.promote and nf.dispatch == "composite":
-        body += guard  # the ops inside the composite promote; its promote_args may be numbers
-        nones = _none_checks(schema, nf.promote_args, op)
-    elif nf.promote:
-        guard = _none_checks(schema, nf.promote_args, op) + guard  # None: before promotion
-        names = list(nf.promote_args)
-        if len(names) == 1 and next(a for a in schema.arguments
-                                    if a.name == names[0]).type.is_tensor_list:
-            n = names[0]
-            body.append(f"_T, _a_{n} = _promote_list({op!r}, {n}, {n!r})")
-        elif len(names) == 2 and nf.promote == "common":
-            x, y = names
-            body += [f"if {x}.__class__ is _Tensor and {y}.__class__ is _Tensor and "
-                     f"{x}._type is {y}._type:",
-                     f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}._data",
-                     # a Python number that does not raise the tensor's category keeps its
-                     # dtype (torch.result_type), so skip the general promotion
-                     f"elif {x}.__class__ is _Tensor and _SCALAR_CATEGORY.get({y}.__class__, 9) "
-                     f"<= {x}._type.scalar_type._category:",
-                     f"    _T = {x}._type; _a_{x} = {x}._data; _a_{y} = {y}",
-                     # and the mirror image, ``2 - x`` (rsub, __rtruediv__), where a number
-                     # may take self's place at all (number_self)
-                     *([f"elif {y}.__class__ is _Tensor and _SCALAR_CATEGORY.get("
-                        f"{x}.__class__, 9) <= {y}._type.scalar_type._category:",
-                        f"    _T = {y}._type; _a_{x} = {x}; _a_{y} = {y}._data"]
-                       if x != "self" or nf.number_self else []),
-                     "else:", *("    " + g for g in guard),
-                     f"    _T, (_a_{x}, _a_{y}) = _promote({op!r}, {nf.promote!r}, ({x}, {y}), "
-                     f"{tuple(names)!r})"]
-        elif len(names) == 1 and nf.promote == "float":
-            x = names[0]
-            body += [f"if {x}.__class__ is _Tensor and {x}._type.scalar_type.is_floating_point:",
-                     f"    _T = {x}._type; _a_{x} = {x}._data",
-                     "else:", *("    " + g for g in guard),
-                     f"    _T, (_a_{x},) = _promote({op!r}, 'float', ({x},), ({x!r},))"]
-        else:
-            targets = "".join(f"_a_{n}, " for n in names)
-            promote = (f"_T, ({targets}) = _promote({op!r}, {nf.promote!r}, "
-                       f"({', '.join(names)},), {tuple(names)!r})")
-            fast = _one_type_path(schema, names, nf.promote) or \
-                _number_bounds_path(schema, names, nf.promote)
-            body += [*fast, *("    " + g for g in guard), "    " + promote] if fast else \
-                [*guard, promote]
-    elif primary is not None and primary.type.is_tensor_list:
-        body.append(f"_T = {primary.name}[0]._type if {primary.name} else None")
-    elif primary is not None:
-        body.append(f"_T = {primary.name}._type")
-    for a in tensors:
-        if a.name in promoted or a is primary:
-            continue
-        if nf.promote and nf.dispatch == "composite":
-            break  # no _T to compare with: the ops inside the composite check devices
-        if a.name in nf.cross_device:  # moved before autograd sees it: grads flow back
-            body.append(f"{a.name} = _to_device_of(_T, {a.name}, self)")
-            continue
-        n = a.name
-        if a.type.is_list:
-            body.append(f"for _x in {n}: _same_device({op!r}, _T, _x, {n!r})")
-        else:  # called only where the Backend objects differ (same_device compares names)
-            guard = f"{n} is not None and " if a.type.optional else ""
-            body.append(f"if {guard}{n}._type.backend is not _T.backend: "
-                        f"_same_device({op!r}, _T, {n}, {n!r})")
-
-    if nf.wrap_dims and primary is not None and primary.name == "self" and \
-            primary.type.is_tensor:
-        nd = "self._data.ndim" + (f" + {nf.dim_extra}" if nf.dim_extra else "")
-        for a in schema.arguments:
-            if a.name in DIM_ARG_NAMES and a.type.base == "int":
-                d = a.name  # a dim already in [0, ndim) (or None) is returned as it is
-                if a.type.is_list or a.type.optional:
-                    opt = f"if {d} is not None: " if a.type.optional else ""
-                    body.append(f"{opt}{d} = _wrap_dims({d}, {nd}, {op!r})")
-                else:
-                    body.append(f"if not 0 <= {d} < {nd}: {d} = _wrap_dim({d}, {nd}, {op!r})")
-
-    kargs = ", ".join(_kernel_arg(a, promoted) for a in schema.arguments)
     nt_name = None
     if len(schema.returns) > 1:
         nt_name = f"_RT_{fn_name}"
         fields = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
         extra[nt_name] = namedtuple(schema.name, fields, module="ember.return_types")
     if nf.dispatch == "composite":
-        cname = nf.kernel_name
-        cargs = ", ".join(a.name for a in schema.arguments)
-        call = f"_res = _composite[{cname!r}]({cargs})"
-        if nones:  # NOTE: try costs nothing until it raises: None is looked for only then
-            body += ["try:", f"    {call}", "except Exception:", *("    " + c for c in nones),
-                     "    raise"]
-        else:
-            body.append(call)
-        if inplace:  # the composite recorded its graph: copy_ keeps it for autograd
-            body += [f"if _res._requires_grad: return _composite_inplace({op!r}, self, _res)",
-                     f"return _write_inplace({op!r}, self, _res._data)"]
-        else:
-            if with_out:
-                body.append(f"if out is not None: return _write_out({op!r}, out, _res._data)")
-            body.append("return _res")
+        body += _composite_call(ctx, nones)
     else:
-        call = f"_r = _T.kernels[{nf.kernel_name!r}]({kargs})"
-        # the autograd layer: only ops with a gradient, only if an input requires grad
-        if deriv is None:
-            rg = _requires_grad(schema, {a.name for a in tensors}, promoted)
-        elif deriv.not_differentiable:
-            rg = ""
-        else:
-            rg = _requires_grad(schema, set(deriv.differentiable_inputs), promoted)
-        record = f"{recorder_name(nf.kernel_name)}" if deriv is not None else None
-        rec_args = ", ".join(a.name for a in schema.arguments)
-        if schema.is_inplace and rg:  # declared in place (fill_, copy_): record before
-            body += [f"if ({rg}) and _gm.enabled:",
-                     f"    _node = _begin_inplace({op!r}, self, {record}, ({rec_args},))"
-                     if record else f"    raise _no_derivative({op!r})",
-                     "else:", "    _node = None"]
-        if schema.is_inplace:  # its kernel writes self
-            body.append(f"_check_writable({op!r}, self)")
-        if inplace:
-            body += _into_path(nf, rg, promoted)
-        # NOTE: try costs nothing in CPython 3.11+ until it raises.
-        body += ["try:", f"    {call}"]
-        if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
-            ops_ = ", ".join(a.name for a in tensors)
-            body += ["except ValueError as _e:",
-                     f"    raise _value_error({op!r}, _kernel_error({op!r}, _e), ({ops_},), "
-                     f"{tuple(a.name for a in tensors)!r}) from None",
-                     "except MemoryError as _e:"]
-        else:
-            body.append("except (ValueError, MemoryError) as _e:")
-        body.append(f"    raise _kernel_error({op!r}, _e)")  # (the same _e keeps its cause)
-        if inplace:
-            if rg:
-                body += [f"if ({rg}) and _gm.enabled:",
-                         f"    return _record_inplace({op!r}, self, _r, {record}, ({rec_args},))"
-                         if record else f"    raise _no_derivative({op!r})"]
-            body.append(f"return _write_inplace({op!r}, self, _r)")
-        elif schema.is_inplace:
-            # NOTE: the kernel validated everything before writing self's array in place
-            body += ["self._bump_version()"]
-            if rg:
-                body.append("if _node is not None: _end_inplace(self, _node)")
-            body += ["return self"]
-        else:
-            if with_out:
-                body.append("if out is not None:")
-                if rg:
-                    body.append(f"    if ({rg}) and _gm.enabled: raise _out_grad_error({op!r})")
-                body.append(f"    return _write_out({op!r}, out, _r)")
-            view = None
-            if schema.is_view:
-                view_args = "".join(f"{a.name}, " for a in schema.arguments if a.name != "self")
-                view = (fn_name, view_args)
-            ret = _returns(schema, nt_name, view)
-            if ret is None:
-                body.append("return _r")
-            elif not rg:
-                body.append(f"return {ret[0]}")
-            else:
-                body += [f"_res = {ret[0]}", f"if ({rg}) and _gm.enabled:",
-                         f"    _finish({record}(False, {rec_args}), {ret[1]})" if record else
-                         f"    raise _no_derivative({op!r})",
-                         "return _res"]
+        body += _kernel_call(ctx, ups, nt_name)
     lines += ["    " + b for b in body]
     return fn_name, "\n".join(lines) + "\n", extra
 
 
-def compile_functions(nfs: list[NativeFunction], derivs: dict | None = None) -> dict[str, object]:
+def _composite_call(ctx: WrapperContext, nones: list[str]) -> list[str]:
+    """The body's end for a composite op: call its implementation (whose inner ops record
+    autograd and traces) and write ``out=`` / self."""
+    schema, op = ctx.schema, ctx.op
+    cargs = ", ".join(a.name for a in schema.arguments)
+    call = f"_res = _composite[{ctx.nf.kernel_name!r}]({cargs})"
+    body: list[str] = []
+    if nones:  # NOTE: try costs nothing until it raises: None is looked for only then
+        body += ["try:", f"    {call}", "except Exception:", *("    " + c for c in nones),
+                 "    raise"]
+    else:
+        body.append(call)
+    if ctx.inplace:  # the composite recorded its graph: copy_ keeps it for autograd
+        return body + [f"if _res._requires_grad: return _composite_inplace({op!r}, self, _res)",
+                       f"return _write_inplace({op!r}, self, _res._data)"]
+    if ctx.with_out:
+        body.append(f"if out is not None: return _write_out({op!r}, out, _res._data)")
+    return body + ["return _res"]
+
+
+def _kernel_call(ctx: WrapperContext, ups, nt_name: str | None) -> list[str]:
+    """The body's end for a kernel op: the kernel call with its errors, then the in-place
+    write, ``out=`` or the wrapped result, with the upper layers' lines around them."""
+    nf, schema, op = ctx.nf, ctx.schema, ctx.op
+    tensors, primary = ctx.tensors, ctx.primary
+    kargs = ", ".join(_kernel_arg(a, ctx.promoted) for a in schema.arguments)
+    body: list[str] = []
+    if schema.is_inplace:  # declared in place (fill_, copy_): its kernel writes self
+        body += _emit(ups, "before_kernel", ctx)
+        body.append(f"_check_writable({op!r}, self)")
+    if ctx.inplace:
+        body += _into_path(nf, _emit(ups, "into_conditions", ctx), ctx.promoted)
+    # NOTE: try costs nothing in CPython 3.11+ until it raises.
+    body += ["try:", f"    _r = _T.kernels[{nf.kernel_name!r}]({kargs})"]
+    if len(tensors) > 1 or (primary is not None and primary.type.is_tensor_list):
+        ops_ = ", ".join(a.name for a in tensors)
+        body += ["except ValueError as _e:",
+                 f"    raise _value_error({op!r}, _kernel_error({op!r}, _e), ({ops_},), "
+                 f"{tuple(a.name for a in tensors)!r}) from None",
+                 "except MemoryError as _e:"]
+    else:
+        body.append("except (ValueError, MemoryError) as _e:")
+    body.append(f"    raise _kernel_error({op!r}, _e)")  # (the same _e keeps its cause)
+    if ctx.inplace:
+        return body + _emit(ups, "before_write_inplace", ctx) + \
+            [f"return _write_inplace({op!r}, self, _r)"]
+    if schema.is_inplace:
+        # NOTE: the kernel validated everything before writing self's array in place
+        return body + ["self._bump_version()", *_emit(ups, "after_inplace_kernel", ctx),
+                       "return self"]
+    if ctx.with_out:
+        body += ["if out is not None:", *("    " + c for c in _emit(ups, "out_checks", ctx)),
+                 f"    return _write_out({op!r}, out, _r)"]
+    view = None
+    if schema.is_view:
+        view_args = "".join(f"{a.name}, " for a in schema.arguments if a.name != "self")
+        view = (ctx.fn_name, view_args)
+    ret = _returns(schema, nt_name, view)
+    if ret is None:
+        return body + ["return _r"]
+    after = _emit(ups, "on_result", ctx, ret[1])
+    if not after:
+        return body + [f"return {ret[0]}"]
+    return body + [f"_res = {ret[0]}", *after, "return _res"]
+
+
+def compile_functions(nfs: list[NativeFunction], emitters=None) -> dict[str, object]:
     """Compile every wrapper; returns python name (``add``, ``add_``, ``max__dim``) -> function.
 
-    ``derivs``: the ``derivatives.yaml`` entries by qualified op name."""
+    ``emitters``: the upper layers' parts (default: those given to ``compose``)."""
+    ups = EMITTERS if emitters is None else emitters
     ns = NAMESPACE
     ns.clear()
     ns.update(_namespace())
+    for e in ups:
+        if hasattr(e, "namespace"):
+            ns.update(e.namespace())
     out = {}
     for nf in nfs:
         variants = [False] + ([True] if nf.inplace_schema is not None else [])
         for inplace in variants:
-            name, src, extra = generate(nf, inplace, (derivs or {}).get(nf.kernel_name))
+            name, src, extra = generate(nf, inplace, ups)
             ns.update(extra)
             filename = f"<ember.ops generated: {name} from {nf.location}>"
             exec(compile(src, filename, "exec"), ns)  # noqa: S102 - generated from the yaml
@@ -500,7 +380,9 @@ def compile_functions(nfs: list[NativeFunction], derivs: dict | None = None) -> 
             # generated code); one entry per wrapper, kept as long as the process
             linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
             fn = ns[name]
-            ns[f"_wrapper_{name}"] = fn   # what its trace hook calls (see _trace_hook)
+            # the name the emitted lines call the wrapper by (an argument may share the
+            # op's: ``pad``), as the trace hook does
+            ns[f"_wrapper_{name}"] = fn
             fn.__module__ = "ember"
             fn.__qualname__ = name
             fn.__doc__ = _docstring(nf, inplace)
@@ -516,6 +398,12 @@ def _docstring(nf: NativeFunction, inplace: bool) -> str:
         base = f"In-place version of :func:`ember.{nf.name}`; writes into ``self``.\n\n" \
                f"Raises DtypeError if the result dtype cannot be stored in ``self``."
     return f"{s}\n\n{base}\n\nDeclared at {nf.location}."
+
+
+def add_globals(names: dict) -> None:
+    """Add globals the emitted lines read that exist only after the wrappers do (the
+    autograd recorders, compiled from formulas written with ember ops)."""
+    NAMESPACE.update(names)
 
 
 def source_of(name: str) -> str:

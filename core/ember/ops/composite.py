@@ -13,6 +13,7 @@ import ember as E
 
 from ..autograd import kernel_pair as _fused
 from ..backends.kernels.matrix import trace_backward, trace_forward
+from .._base.wrap_dim import wrap_dim
 from ..dispatch import wrap as _wrap
 from ..errors import DeviceMismatchError, DtypeError, ShapeError
 
@@ -66,7 +67,6 @@ def swapdims(self, dim0, dim1):
 @composite("movedim")
 def movedim(self, source, destination):
     # a permutation: the moved dims go to their destinations, the others keep their order
-    from ember.dispatch import wrap_dim
     n = self.ndim
     src = [wrap_dim(d, n, "movedim") for d in source]
     dst = [wrap_dim(d, n, "movedim") for d in destination]
@@ -96,7 +96,6 @@ def zero_(self):
 
 @composite("diag_embed")
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
-    from ember.dispatch import wrap_dim
     if self.ndim == 0:
         raise RuntimeError("diag_embed(): expected a tensor of at least 1 dim, got a 0-d one; "
                            "reshape it to (1,) first")

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import sys
 
-from ..autograd.grad_mode import STATE as _grad_mode
-from ..autograd.views import check_inplace
-from ..jit.tracing_state import STATE as _tracing
+from .._base.grad_mode import STATE as _grad_mode
+from .._base.tracing_state import STATE as _tracing
+from ..autograd.views import check_inplace  # NOTE: the layer above: see _apply
+from ..tensor import Tensor  # its view ops (generated) are looked up at call time
 
 # NOTE: the self._vc attribute and getrefcount's own argument
 _OWN_REFS = 2
@@ -69,31 +70,27 @@ def unsqueeze_(self, dim: int):
     Raises IndexError for a dim out of range and the RuntimeErrors of the module docstring
     (self unchanged). Reference: torch.Tensor.unsqueeze_.
     """
-    from ember import unsqueeze
-    return _apply("unsqueeze_", self, unsqueeze, (dim,))
+    return _apply("unsqueeze_", self, Tensor.unsqueeze, (dim,))
 
 
 def squeeze_(self, dim=None):
     """In place: drop size-1 dims (all, or those of ``dim``, an int or a tuple, that have
     size 1); returns self. Raises IndexError for a dim out of range. Reference:
     torch.Tensor.squeeze_."""
-    from ember import squeeze
-    return _apply("squeeze_", self, squeeze, (dim,))
+    return _apply("squeeze_", self, Tensor.squeeze, (dim,))
 
 
 def t_(self):
     """In place: transpose a 2-D tensor (0-D and 1-D stay as they are); returns self.
     Raises RuntimeError for more than 2 dims. Reference: torch.Tensor.t_."""
-    from ember import t
-    return _apply("t_", self, t, ())
+    return _apply("t_", self, Tensor.t, ())
 
 
 def transpose_(self, dim0: int, dim1: int):
     """In place: swap dims ``dim0`` and ``dim1``; returns self (``swapaxes_`` and
     ``swapdims_`` are aliases). Raises IndexError for a dim out of range. Reference:
     torch.Tensor.transpose_."""
-    from ember import transpose
-    return _apply("transpose_", self, transpose, (dim0, dim1))
+    return _apply("transpose_", self, Tensor.transpose, (dim0, dim1))
 
 
 def install(tensor_cls) -> None:

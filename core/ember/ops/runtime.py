@@ -1,38 +1,17 @@
-"""What the generated op wrappers call at run time, and the globals they run with.
+"""What the generated op wrappers call at run time, and the dispatch layer's globals.
 
 ``codegen.py`` writes each wrapper's source; the wrapper executes in ``namespace()`` (kept in
-``codegen.NAMESPACE``, where ``ember.autograd`` adds its recorders ``_ag_<op>``). The
-helpers here are the ones that need more than ``dispatch``: autograd errors and tests,
-device checks, generators and the tracer's entry.
+``codegen.NAMESPACE``) plus the globals of the upper layers' emitters (autograd's, the
+tracer's: see ``codegen.WrapperEmitter``). The helpers here are the ones that need more
+than ``dispatch``: device checks and generators. This module imports only downward
+(dispatch, Tensor); autograd's helpers live in ``ember.autograd.wrapper_emitter``.
 """
 from __future__ import annotations
 
 from .. import dispatch as _d
-from ..autograd import grad_mode as _grad_mode
-from ..autograd import views as _views
-from ..jit import tracing_state as _tracing
-
-
-def any_requires_grad(tensors) -> bool:
-    """Whether any tensor of a ``Tensor[]`` argument requires grad (views: via their base)."""
-    for t in tensors:
-        if t._requires_grad or t._base is not None and t._base._requires_grad:
-            return True
-    return False
-
-
-def out_grad_error(op: str) -> RuntimeError:
-    """PyTorch's error for ``out=`` on an op whose inputs require grad."""
-    return RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
-                        f"differentiation, but one of the arguments requires grad; call "
-                        f"{op}() without out=, or under 'with ember.no_grad():'")
-
-
-def no_derivative(op: str) -> NotImplementedError:
-    """The error for recording an op that has no ``derivatives.yaml`` entry."""
-    return NotImplementedError(f"the derivative for '{op}' is not implemented: add an entry "
-                               f"to ember/autograd/derivatives.yaml, or call it under "
-                               f"'with ember.no_grad():' or on .detach()-ed inputs")
+from ..tensor import Tensor as _Tensor
+from ..tensor import wrap as _wrap
+from ..tensor import wrap_view as _wrap_view
 
 
 def namespace() -> dict:
@@ -42,7 +21,7 @@ def namespace() -> dict:
         "_checks": checks.CHECKS,
         # warnings raised by kernels called straight from a wrapper are attributed here
         "__name__": "ember.ops.generated",
-        "_Tensor": _d._Tensor, "_wrap": _d.wrap, "_wrap_view": _d.wrap_view,
+        "_Tensor": _Tensor, "_wrap": _wrap, "_wrap_view": _wrap_view,
         "_promote": _d.promote_operands, "_promote_list": _d.promote_list,
         "_write_out": _d.write_out, "_write_inplace": _d.write_inplace,
         "_composite_inplace": _d.composite_inplace,
@@ -61,19 +40,7 @@ def namespace() -> dict:
         "_composite": composite.COMPOSITES, "_len": len,
         "_isinstance": isinstance, "_int": int, "_float": float, "_str": str, "_tuple": tuple,
         "_SCALAR_CATEGORY": {float: 2, int: 1, bool: 0}, "_enumerate": enumerate,
-        # autograd (the recorders ``_ag_<op>`` are added by ember.autograd at import)
-        "_gm": _grad_mode.STATE, "_finish": _views.finish,
-        "_record_inplace": _views.record_inplace, "_begin_inplace": _views.begin_inplace,
-        "_end_inplace": _views.end_inplace, "_any_rg": any_requires_grad,
-        "_out_grad_error": out_grad_error, "_no_derivative": no_derivative,
-        # tracing (ember.jit): the state every wrapper checks, and the recorder
-        "_tr": _tracing.STATE, "_record": _record_traced,
     }
-
-
-def _record_traced(kind, fn, args, kwargs):
-    from ..jit.tracer import record_op
-    return record_op(kind, fn, args, kwargs)
 
 
 def same_device(op: str, typ, t, name: str) -> None:

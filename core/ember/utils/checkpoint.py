@@ -38,8 +38,8 @@ from .. import dispatch as _d
 from ..autograd import function as _function
 from ..autograd.custom import Function
 from ..autograd.engine import run_backward
-from ..autograd.function import FREED, AccumulateGrad, Node, gradient_edge, modified_input, \
-    set_history
+from ..autograd.function import FREED, AccumulateGrad, Edge, Node, gradient_edge, \
+    modified_input, set_history
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..random import get_states, set_states
 
@@ -157,8 +157,8 @@ class CheckpointBackward(Node):
         sinks = {e: _Sink() for e in frontier}
         kept = [(n, n.next_functions) for n in interior]
         for n, edges in kept:  # the recomputed graph ends at the sinks while it runs
-            n.next_functions = tuple(e if e is None or (e[0], e[1]) not in sinks else
-                                     (sinks[(e[0], e[1])], 0) for e in edges)
+            n.next_functions = tuple(e if e is None or e not in sinks else
+                                     Edge(sinks[e], 0) for e in edges)
         create_graph = STATE.enabled  # the engine's: True under create_graph
         try:
             if roots:
@@ -170,7 +170,7 @@ class CheckpointBackward(Node):
         for e, sink in sinks.items():
             if sink.grad is not None:
                 got[e] = sink.grad if e not in got else got[e] + sink.grad
-        result = tuple(got.pop((e[0], e[1]), None) for e in self.next_functions)
+        result = tuple(got.pop(e, None) for e in self.next_functions)
         if any(g is not None for g in got.values()):
             raise CheckpointError(
                 "ember.utils.checkpoint: the recomputation in backward reached tensors that "
@@ -237,12 +237,12 @@ def _split(flat, grads, start: int) -> tuple:
     for t, g in zip(flat, grads):
         if g is None or not t.requires_grad:
             continue
-        fn, nr = gradient_edge(t)
-        if _inside(fn, start):
-            roots.append((fn, nr))
+        e = gradient_edge(t)
+        if _inside(e.function, start):
+            roots.append(e)
             root_grads.append(g)
         else:
-            direct[(fn, nr)] = g if (fn, nr) not in direct else direct[(fn, nr)] + g
+            direct[e] = g if e not in direct else direct[e] + g
     return roots, root_grads, direct
 
 
@@ -259,7 +259,7 @@ def _graph(roots, start: int) -> tuple:
                 continue
             m = e[0]
             if not _inside(m, start):
-                frontier[(m, e[1])] = None
+                frontier[Edge(m, e[1])] = None
             elif m not in seen:
                 seen.add(m)
                 stack.append(m)

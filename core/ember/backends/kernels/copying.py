@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ...dispatch import wrap_dim
+from ..._base.wrap_dim import wrap_dim
 from ...errors import DtypeError, ShapeError
 from .pointwise import blend
 from .shape import check_broadcast_to

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dispatch import wrap_dim
+from ..._base.wrap_dim import wrap_dim
 from ...errors import ShapeError
 from .reduction import ARRAY_OUT, F32, INT64, LOW_FLOATS
 
