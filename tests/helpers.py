@@ -59,6 +59,20 @@ POINTWISE_CHAIN = """graph(%x : Tensor, %y : Tensor):
   return (%v, %w)"""
 
 
+def mpi_missing() -> str | None:
+    """Why tests cannot start ranks under ``mpiexec`` here (a skip reason), or None."""
+    import shutil
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install ember-mpi)"
+    if shutil.which("mpiexec") is None:
+        return "mpiexec is not on PATH"
+    if importlib.util.find_spec("ember_mpi") is None:
+        return "the 'mpi' process-group backend (ember-mpi) is not installed"
+    return None
+
+
 def to_np(t) -> np.ndarray:
     """A tensor's values as a numpy array (bfloat16 widened to float32)."""
     arr = np.asarray(t.numpy(force=True))

@@ -4,9 +4,7 @@ and the options reach the ranks unchanged."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,6 +14,7 @@ import ember as E
 from ember import cli
 from ember.backends import convolution
 from ember.train import digits
+from helpers import mpi_missing
 
 
 def _parse(argv: list) -> argparse.Namespace:
@@ -60,20 +59,8 @@ def test_a_batch_that_does_not_split_is_refused_before_training(monkeypatch):
         cli.main(["train", "digits", "--batch-size", "63", "--nproc", "2", "--no-progress"])
 
 
-def _mpi_missing() -> str | None:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return "mpi4py is not installed (pip install ember-mpi)"
-    if shutil.which("mpiexec") is None:
-        return "mpiexec is not on PATH"
-    if importlib.util.find_spec("ember_mpi") is None:
-        return "the 'mpi' process-group backend (ember-mpi) is not installed"
-    return None
-
-
 def test_nproc_2_trains_data_parallel_and_rank_0_alone_reports(tmp_path):
-    why = _mpi_missing()
+    why = mpi_missing()
     if why:
         pytest.skip(why)
     out = tmp_path / "w.safetensors"

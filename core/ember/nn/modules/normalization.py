@@ -88,13 +88,20 @@ class _BatchNorm(Module):
             raise ValueError(f"{type(self).__name__}: expected {want} input (got "
                              f"{input.ndim}D input of shape {list(input.shape)})")
 
-    def forward(self, input):
-        self._check_input_dim(input)
+    def _count_batch(self) -> float:
+        """Count this batch in ``num_batches_tracked`` (training with running stats) and
+        return the running-average factor: ``momentum``, or ``1 / num_batches_tracked``
+        for the cumulative average (``momentum=None``), as torch's ``_BatchNorm``."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked)
+        return factor
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = self._count_batch()
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_running = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if use_running else None,

@@ -8,10 +8,8 @@ each test reads its verdict; they skip without mpi4py, mpiexec or the ``mpi`` ba
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -21,27 +19,15 @@ import ember as E
 from ember import nn
 from ember.nn.parallel import DistributedDataParallel
 from ember.nn.parallel.reducer import compute_bucket_assignment_by_size
+from helpers import mpi_missing
 
 WORKER = os.path.join(os.path.dirname(__file__), "ddp_worker.py")
-
-
-def _mpi_ready() -> str | None:
-    """Why the 2-rank tests cannot run here, or None."""
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return "mpi4py is not installed (pip install ember-mpi)"
-    if shutil.which("mpiexec") is None:
-        return "mpiexec is not on PATH"
-    if importlib.util.find_spec("ember_mpi") is None:
-        return "the 'mpi' process-group backend (ember-mpi) is not installed"
-    return None
 
 
 @pytest.fixture(scope="module", params=[2, 3], ids=lambda n: f"{n}ranks")
 def ranks(request, tmp_path_factory):
     """The verdicts of every check of ``ddp_worker.py`` run on 2, then 3 ranks."""
-    why = _mpi_ready()
+    why = mpi_missing()
     if why:
         pytest.skip(why)
     n = request.param
