@@ -110,5 +110,8 @@ def export_capsule(arr, bfloat16, args: tuple, kwargs: dict):
     if arr.dtype != bfloat16:
         return arr.__dlpack__(*args, **kwargs)
     capsule = arr.view("uint16").__dlpack__(*args, **kwargs)
-    _relabel(capsule, _K_DL_UINT, _K_DL_BFLOAT)
+    if not _relabel(capsule, _K_DL_UINT, _K_DL_BFLOAT):  # never hand out bfloat16 as uint16
+        raise RuntimeError(f"__dlpack__: could not mark the exported capsule as bfloat16 "
+                           f"(capsule {_get_name(capsule)!r}); convert first with "
+                           f".to(ember.float32)")
     return capsule

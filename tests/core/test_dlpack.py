@@ -153,3 +153,12 @@ def test_bfloat16_on_cuda_both_ways():
     assert y.cpu().tolist() == x.t().cpu().tolist()
     y.add_(1)
     assert x.cpu().tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+
+
+def test_a_bfloat16_export_that_cannot_be_relabelled_raises(monkeypatch):
+    # the capsule carries the 16-bit pattern as uint16 until relabelled: if that fails, a
+    # consumer would read bfloat16 data as integers, so the export raises instead
+    from ember import _dlpack
+    monkeypatch.setattr(_dlpack, "_relabel", lambda capsule, src, dst: False)
+    with pytest.raises(RuntimeError, match="could not mark the exported capsule as bfloat16"):
+        E.ones(3, dtype=E.bfloat16).__dlpack__()

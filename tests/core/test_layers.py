@@ -199,7 +199,6 @@ DEBT: dict = {
     ('ember.optim.adamax', 'ember'): {'maximum'},
     ('ember.optim.lbfgs', 'ember'): {'cat'},
     ('ember.optim.rprop', 'ember'): {'where'},
-    ('ember.plugins.hints', 'ember.plugins.manager'): {'FIRST_PARTY'},
     ('ember.plugins.validation', 'ember.onnx.registry'): {'MIN_OPSET'},
     ('ember.special', 'ember'): {'ember'},
     ('ember.tensor', 'ember.autograd'): {'backward', 'record_handwritten'},

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import pathlib
 
-from .manager import FIRST_PARTY
+# ember's own plugins (plugins/*/pyproject.toml) and their distributions. The manager loads
+# them first and lets them own their entry-point names, so a third-party plugin that sorts
+# or sits on sys.path before them cannot take a name or a registry key from them; the
+# install hints name their distributions. (Here, below the manager, so that dispatch's
+# missing-kernel message reads it without importing the plugin loader.)
+FIRST_PARTY = {"cpu": "ember-cpu", "cuda": "ember-cuda", "nnpack_compat": "ember-nnpack-compat",
+               "triton_fuser": "ember-triton-fuser", "mpi": "ember-mpi"}
 
 # Extras a plugin cannot install without (CuPy is in an extra, per CUDA major version):
 # (extra, when to pick it) pairs, the first the default.

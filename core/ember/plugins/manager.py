@@ -41,15 +41,11 @@ import pluggy
 
 from ..errors import PluginError, PluginUnavailable
 from . import hookspecs
+from .hints import FIRST_PARTY
 from .kernel_table import KernelTable
 from .validation import VALIDATORS, missing_kernels_message, registry_keys
 
 GROUP = "ember"
-# ember's own plugins (plugins/*/pyproject.toml): they load first and own their entry-point
-# names, so a third-party plugin that sorts or sits on sys.path before them cannot take a
-# name or a registry key from them.
-FIRST_PARTY = {"cpu": "ember-cpu", "cuda": "ember-cuda", "nnpack_compat": "ember-nnpack-compat",
-               "triton_fuser": "ember-triton-fuser", "mpi": "ember-mpi"}
 HOOKS = ("ember_backends", "ember_convolution_algorithms", "ember_fusers", "ember_jit_passes",
          "ember_onnx_symbolics", "ember_process_group_backends")
 
