@@ -33,6 +33,7 @@ import contextlib
 import heapq
 import itertools
 import operator
+import threading
 
 from ..types import Device
 from . import anomaly_mode as _anomaly
@@ -46,6 +47,23 @@ from .grad_mode import STATE
 # a node may hold plain tuples in their place (a generated recorder builds its edges and
 # metadata inline, where a NamedTuple's construction would cost ~0.15 us each).
 _node_of = operator.itemgetter(0)  # Edge.function
+_tasks = threading.local()  # .callbacks: a list of callbacks per backward running here
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` (no arguments) once the backward pass running on this thread has
+    run its last node, before ``backward`` returns; callbacks run in the order queued, and
+    one may queue another. A hook's way to act once per backward: DDP's reducer waits for
+    its all-reduces there, after every node, not only the ones before its last hook.
+
+    Raises RuntimeError outside a backward pass. A backward that raises runs none.
+    Reference: PyTorch's ``Variable._execution_engine.queue_callback``.
+    """
+    stack = getattr(_tasks, "callbacks", None)
+    if not stack:
+        raise RuntimeError("queue_callback: no backward pass is running on this thread; "
+                           "call it from a hook that backward runs (a tensor or node hook)")
+    stack[-1].append(callback)
 
 
 def _discover(roots) -> list:
@@ -181,6 +199,11 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
     STATE.enabled = create_graph
     check_nan = _anomaly.ENABLED and _anomaly.CHECK_NAN
     node = None
+    stack = getattr(_tasks, "callbacks", None)
+    if stack is None:
+        stack = _tasks.callbacks = []
+    callbacks: list = []
+    stack.append(callbacks)
     try:
         while ready:
             node = pop(ready)[2]
@@ -225,12 +248,18 @@ def run_backward(roots, grads, *, retain_graph: bool, create_graph: bool, inputs
                 deps[nxt] = d
                 if d == 0:
                     push(ready, (-nxt.sequence_nr, next(tie), nxt))
+        node = None
+        i = 0
+        while i < len(callbacks):  # a callback may queue another
+            callbacks[i]()
+            i += 1
     except Exception as exc:
         if _anomaly.ENABLED and node is not None:  # the forward traceback of the culprit
             _anomaly.report(node, exc)
         raise
     finally:
         STATE.enabled = prev_mode
+        stack.pop()
     return captured
 
 

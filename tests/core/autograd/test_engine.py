@@ -517,3 +517,58 @@ def test_single_device_backend_does_no_device_work(monkeypatch):
     y32 = X.astype(np.float32)
     assert_close(x.grad, np.exp(y32) * (1 + y32), rtol=1e-6, atol=1e-6)
     assert y.grad.dtype is E.float32
+
+
+def test_queued_callback_runs_after_the_last_node_before_backward_returns():
+    from ember.autograd.engine import queue_callback
+    from ember.autograd.function import grad_accumulator
+    a = E.randn(3, requires_grad=True)
+    b = E.randn(3, requires_grad=True)
+    seen = []
+    # a's gradient is written first (its accumulator runs before b's branch is done)
+    grad_accumulator(a).register_hook(
+        lambda gi, go: (seen.append(("a", b.grad is None)), queue_callback(
+            lambda: seen.append(("callback", b.grad is not None)))))
+    grad_accumulator(b).register_hook(lambda gi, go: seen.append("b"))
+    ((b.exp() * 3).sin().sum() + (a * 2).sum()).backward()
+    assert seen[0] == ("a", True)  # queued before b's branch ran
+    assert seen[-1] == ("callback", True)  # run after every node
+    assert len(seen) == 3
+
+
+def test_callbacks_run_in_order_and_may_queue_more():
+    from ember.autograd.engine import queue_callback
+    x = E.randn(2, requires_grad=True)
+    order = []
+    x.register_hook(lambda g: queue_callback(
+        lambda: (order.append(1), queue_callback(lambda: order.append(3)))) or
+        queue_callback(lambda: order.append(2)))
+    (x * x).sum().backward()
+    assert order == [1, 2, 3]
+    (x * x).sum().backward()  # queued per backward: nothing left over from the first
+    assert order == [1, 2, 3, 1, 2, 3]
+
+
+def test_queue_callback_outside_backward_raises():
+    from ember.autograd.engine import queue_callback
+    with pytest.raises(RuntimeError, match="no backward pass is running"):
+        queue_callback(lambda: None)
+
+
+def test_a_failing_backward_runs_no_callback_and_leaves_no_state():
+    from ember.autograd.engine import queue_callback
+    x = E.randn(2, requires_grad=True)
+    ran = []
+
+    def hook(g):
+        queue_callback(lambda: ran.append(1))
+        raise ValueError("boom")
+    h = x.register_hook(hook)
+    with pytest.raises(ValueError, match="boom"):
+        (x * 2).sum().backward()
+    assert ran == []
+    h.remove()
+    with pytest.raises(RuntimeError, match="no backward pass is running"):
+        queue_callback(lambda: None)
+    (x * 2).sum().backward()  # the next backward is not disturbed
+    assert ran == []

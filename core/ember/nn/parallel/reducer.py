@@ -12,11 +12,12 @@ PyTorch's DDP design note, in ember's terms:
    all ready is all-reduced asynchronously (``async_op=True``) at once, while backward goes
    on with the rest of the graph. Buckets are launched in order, so that every rank issues
    the same collectives in the same order;
-3. when the last bucket is launched every gradient is known: the reducer waits for the
-   all-reduces, divides by the world size and copies each view back into ``.grad``, so
-   ``loss.backward()`` returns with averaged gradients. (PyTorch queues this on an
-   end-of-backward engine callback; ember's engine has none, and nothing else of the
-   reducer's can run after the last hook, so it finalises in that hook.)
+3. when the last bucket is launched every gradient is known, and the reducer queues its
+   finalisation on the engine (``autograd.engine.queue_callback``, as PyTorch does): after
+   the last node of the backward pass has run (so the nodes after the last gradient hook
+   overlap the all-reduces too) it waits for the all-reduces, divides by the world size and
+   copies each view back into ``.grad``; ``loss.backward()`` returns with averaged
+   gradients.
 
 Departure: PyTorch puts every parameter in one bucket for the first iteration and then
 rebuilds the buckets in the order the gradients really came; ember keeps the
@@ -40,6 +41,7 @@ from typing import NamedTuple
 
 from ... import distributed as dist
 from ... import factories as _f
+from ...autograd.engine import queue_callback
 from ...autograd.function import AccumulateGrad, grad_accumulator
 from ...autograd.grad_mode import no_grad
 
@@ -228,7 +230,7 @@ class Reducer:
             self._launch_s += time.perf_counter() - t
             self._next += 1
         if self._next == len(buckets):
-            self._finalize()
+            queue_callback(self._finalize)
 
     def _finalize(self) -> None:
         used = None

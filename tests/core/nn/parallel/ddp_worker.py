@@ -269,9 +269,39 @@ def check_traced_module(rank, world):
         _close(p, q, 1e-12, "traced module")
 
 
+def check_nodes_after_the_last_hook(rank, world):
+    """The input needs a gradient too, so backward goes on past the last parameter's hook:
+    the reduction waits for the end of backward (the input's hook still sees it pending),
+    the parameters train as one process, the input's gradient is the local one."""
+    batches = _batches(2, 4 * world, seed=7)
+    ref = _mlp()
+    _train(lambda x: ref(x.tanh()), ref.parameters(), batches, rank, world, local=False)
+    model, plain = _mlp(), _mlp()
+    ddp = DDP(model, bucket_cap_mb=0.0001)
+    opt = E.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for x, y in batches:
+        leaf = _mine(x, rank, world).clone().requires_grad_()
+        pending = []
+        leaf.register_hook(lambda g: pending.append(ddp.reducer.require_finalize))
+        loss = ((ddp(leaf.tanh()) - _mine(y, rank, world)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        if pending != [True]:
+            raise AssertionError(f"reduced before the last node ran: {pending}")
+        mine = leaf.detach().clone().requires_grad_()
+        ((plain(mine.tanh()) - _mine(y, rank, world)) ** 2).mean().backward()
+        _close(leaf.grad, mine.grad, 1e-12, "input gradient")
+        opt.step()
+        for p, q in zip(plain.parameters(), model.parameters()):
+            with E.no_grad():
+                p.copy_(q)
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        _close(p, q, 1e-12, name)
+
+
 CHECKS = [check_equal_to_one_process, check_no_sync, check_buffers, check_unused_found,
           check_sampler, check_sync_batchnorm, check_ddp_with_sync_batchnorm,
-          check_traced_module,
+          check_traced_module, check_nodes_after_the_last_hook,
           check_unused_not_found]  # NOTE: last: it leaves launched buckets unwaited
 
 

@@ -44,7 +44,8 @@ def ranks(request, tmp_path_factory):
 @pytest.mark.parametrize("check", [
     "check_equal_to_one_process", "check_no_sync", "check_buffers", "check_unused_found",
     "check_unused_not_found", "check_sampler", "check_sync_batchnorm",
-    "check_ddp_with_sync_batchnorm", "check_traced_module"])
+    "check_ddp_with_sync_batchnorm", "check_traced_module",
+    "check_nodes_after_the_last_hook"])
 def test_ranks(ranks, check):
     assert ranks[check] == "ok", ranks[check]
 
