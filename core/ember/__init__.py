@@ -4,7 +4,7 @@
 composition root ``_build.py`` wires the layers); backends load from entry points (group
 ``ember``) the first time a tensor is made.
 """
-from . import types as _types
+from . import types as _types  # noqa: F401 - dir(ember) keeps its names
 from .backends import kernels as _kernels  # noqa: F401 - installs the FP-warnings filter now
 from .errors import DeviceMismatchError, DtypeError, NoBackendError, ShapeError
 from .types import (Device, ScalarType, bfloat16, bool_, can_cast, float16, float32, float64,
@@ -25,36 +25,11 @@ from ._base.grad_mode import enable_grad, inference_mode, is_grad_enabled, \
     is_inference_mode_enabled, no_grad, set_grad_enabled
 from .backends.registry import default_device as get_default_device
 from .backends.registry import set_default_device
+# the PyTorch spellings of the dtypes (ember.long is int64), result_type, is_tensor
+from .ops.namespace import bool, double, float, half, int, is_tensor, long, result_type, short
 from ._build import build as _build
 
 __version__ = "0.1.0"
-
-# PyTorch spellings of the dtypes.
-bool = bool_  # noqa: A001 - ember.bool, like torch.bool
-float = float32  # noqa: A001
-double = float64
-half = float16
-long = int64
-int = int32  # noqa: A001
-short = int16
-
-
-def result_type(*operands) -> ScalarType:
-    """The dtype an op over ``operands`` (Tensors and Python numbers) computes in
-    (``torch.result_type``). Raises TypeError for other operand kinds."""
-    dims, zeros_, scalars = [], [], []
-    for v in operands:
-        if isinstance(v, Tensor):
-            (dims if v.ndim else zeros_).append(v.dtype)
-        else:
-            scalars.append(v)
-    return _types.result_type(dims, zeros_, scalars)
-
-
-def is_tensor(obj) -> bool:  # noqa: D401
-    """Whether ``obj`` is an ember Tensor."""
-    return isinstance(obj, Tensor)
-
 
 _build(globals())  # the op surface, Tensor's methods, autograd's recorders: see _build.py
 from .linalg.legacy import lu  # noqa: E402 - torch.lu: (LU, pivots[, infos])

@@ -6,7 +6,10 @@ above or install methods on ``Tensor`` from above. ``build(namespace)``, called 
 ``ember/__init__.py``, does it, in this order (each step needs the ones before it):
 
 1. indexing: ``Tensor.__getitem__`` / ``__setitem__`` (``_indexing.py`` promotes and
-   records, so it sits above Tensor);
+   records, so it sits above Tensor); autograd's Tensor methods (``backward``,
+   ``register_hook``, ``retain_grad``, ``retains_grad``: ``autograd/tensor_methods.py``)
+   and pickling (``factories.py``); the hook tables of ``_base/hooks.py`` through which
+   Tensor and the hand-written ops below autograd and the JIT record and trace;
 2. the op tables: ``native_functions.yaml`` and ``derivatives.yaml``, checked together;
 3. the wrappers: composed from the dispatch layer and the emitters of the layers above
    (tracer outermost, then autograd: DESIGN's call path), installed as ``ember.<op>`` and
@@ -23,27 +26,47 @@ above or install methods on ``Tensor`` from above. ``build(namespace)``, called 
 """
 from __future__ import annotations
 
-from . import _indexing, ops
+from . import _indexing, factories, ops
+from ._base import hooks as _hooks
+from ._base import registry as _registry
+from .backends import convolution as _convolution
 from .backends import registry as _backends
 from .autograd import derivatives as _derivatives
+from .autograd import tensor_methods as _autograd_methods
 from .autograd.wrapper_emitter import AutogradEmitter
+from .jit import tracer_hooks as _tracer_hooks
 from .jit.tracing_state import TraceEmitter
 from .ops import codegen
+from .ops import namespace as _ops_namespace
 from .plugins import manager as _plugins
 from .ops.operators import install_operators
 from .tensor import Tensor
 
 
 def build(namespace: dict) -> None:
-    """Install ember's op surface into ``namespace`` (the ``ember`` module's globals) and
-    on ``Tensor``. Called once, by ``ember/__init__.py``."""
-    # 0. the backend registry loads the plugins on its first lookup, with the manager's
-    # loader (the registry sits below the manager and never imports it)
-    _backends.set_loader(_plugins.ensure_loaded)
+    """Install ember's op surface into the ops layer's namespace module
+    (``ember.ops.namespace``, what the layers below the API call ops through) and on
+    ``Tensor``, and re-export it in ``namespace`` (the ``ember`` module's globals): the
+    same objects under the same names. Called once, by ``ember/__init__.py``."""
+    public, namespace = namespace, vars(_ops_namespace)  # steps 3-4 install into the latter
+    # 0. the registries load the plugins on their first read, with the manager's loader,
+    # and the manager registers into their tables (none of them imports the manager);
+    # ember's own items register through the same call as a plugin's (owner "ember")
+    _backends.set_loader(_plugins.ensure_loaded, _plugins.plugins)
+    _registry.set_loader(_plugins.ensure_loaded)
+    _plugins.set_tables({hook: _registry.table(hook) for hook in _plugins.HOOKS})
+    _register_builtins()
 
     # 1. x[i] calls _indexing.getitem with no frame in between (the hottest Tensor method)
     Tensor.__getitem__ = _indexing.getitem
     Tensor.__setitem__ = _indexing.setitem
+    # the layers above Tensor supply Tensor.backward & co. and the hooks that Tensor,
+    # indexing, factories and hand-written ops call to record history or trace
+    # (ember/_base/hooks.py: autograd's now, the tracer's on first use); pickling is the
+    # factories'
+    _autograd_methods.install(Tensor, _hooks.AUTOGRAD)
+    _hooks.TRACER.set_loader(_tracer_hooks.load)
+    factories.install(Tensor)
 
     # 2. the tables: every op, and every op's derivative (a missing entry fails here)
     functions = ops.load()
@@ -69,6 +92,8 @@ def build(namespace: dict) -> None:
     shape_factories.install(namespace)
     tensor_attributes.install(namespace, Tensor)
 
+    public.update(_ops_namespace.exports())  # ember.add is ember.ops.namespace.add
+
     # 5. the recorders: their formulas are ember ops, so they compile after step 3
     from . import autograd
     codegen.add_globals(autograd.compile_recorders(ops.DERIVATIVES))
@@ -76,3 +101,25 @@ def build(namespace: dict) -> None:
     # 6. importing these registers their composite ops (nn.functional, linalg, special)
     from . import cuda, linalg, nn, optim, special, utils  # noqa: F401
     from . import distributions  # noqa: F401 - needs nn.functional and linalg
+    public.update(_ops_namespace.exports())  # and whatever step 6 added to it
+
+
+def _register_builtins() -> None:
+    """ember's own items, registered in the registries' tables through the call the
+    plugin manager uses for a plugin's, with the owner ``"ember"``: the convolution
+    dispatcher every backend gets (``_convolution``, ``convolution_backward``), the
+    built-in JIT passes and the built-in ONNX symbolics. The last two are deferred batches
+    (listed on their table's first read): the JIT pipeline and ``onnx`` load when used."""
+    _backends.register_shared_kernels(_convolution.install_kernels, _registry.BUILTIN)
+    _registry.table("ember_jit_passes").register(_builtin_passes, _registry.BUILTIN)
+    _registry.table("ember_onnx_symbolics").register(_builtin_symbolics, _registry.BUILTIN)
+
+
+def _builtin_passes() -> list:
+    from .jit.pipeline import builtin_passes
+    return builtin_passes()
+
+
+def _builtin_symbolics() -> list:
+    from .onnx.registry import builtin_symbolics
+    return builtin_symbolics()

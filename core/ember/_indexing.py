@@ -19,6 +19,8 @@ from . import dispatch as _d
 from . import types as _t
 from .errors import DeviceMismatchError
 from ._base.grad_mode import STATE as _grad_mode
+from ._base.hooks import AUTOGRAD as _autograd
+from ._base.hooks import TRACER as _tracer
 from ._base.tracing_state import STATE as _tracing
 
 _wrap, _wrap_view = _d.wrap, _d.wrap_view
@@ -28,10 +30,8 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), None, bools and intege
 
 def getitem(t, index):
     """``t[index]``: a view for basic indexing, a new tensor otherwise."""
-    if _tracing.active and _tracing.current() is not None:
-        from .jit import symbolic_sizes as _sym  # NOTE: the jit layer, only while tracing
-        if _sym.has_symbolic(index):
-            return _sym.symbolic_getitem(t, index, getitem)
+    if _tracing.active and _tracing.current() is not None and _tracer.has_symbolic(index):
+        return _tracer.symbolic_getitem(t, index, getitem)
     idx = _plain(index if index.__class__ is tuple else (index,), t._data.shape)
     if idx is not None:  # normalize's own first step, taken here to save a call
         return index_normalized(t, idx, True)
@@ -46,11 +46,9 @@ def index_normalized(t, idx: tuple, basic: bool):
     out = _wrap_view(r, typ.backend, t, _replay_index, (idx,)) if basic else \
         _wrap(r, typ.backend)
     if t._requires_grad or t._base is not None and t._base._requires_grad:  # requires_grad
-        from .autograd import record_handwritten
-        record_handwritten("index", (out,), t, idx)
+        _autograd.record_handwritten("index", (out,), t, idx)
     if _tracing.active and _tracing.current() is not None:
-        from .jit.tracer import record_python
-        record_python("ember::index", None, (t, _traced_index(idx, typ.backend)), out)
+        _tracer.record_python("ember::index", None, (t, _traced_index(idx, typ.backend)), out)
     return out
 
 
@@ -108,8 +106,7 @@ def setitem(t, index, value) -> None:
     """``t[index] = value``: ``value`` is a number or a Tensor that broadcasts to ``t[index]``
     and is cast to ``t.dtype``. On error ``t`` is left unchanged."""
     if _tracing.active and _tracing.current() is not None:
-        from .jit import symbolic_sizes as _sym  # NOTE: the jit layer, only while tracing
-        index = _sym.guarded_concrete(index)
+        index = _tracer.guarded_concrete(index)
     idx, _ = normalize(t, index)
     index_put_normalized(t, idx, value, accumulate=False)
 
@@ -134,22 +131,16 @@ def index_put_normalized(t, idx, value, accumulate: bool = False):
                         f"assign a number or a Tensor (wrap data with ember.tensor(...))")
     _d.check_writable("index_put_", t)
     node = None
-    if t.requires_grad or (tensor_value and value.requires_grad):
-        from .autograd import RECORDERS
-        if _grad_mode.enabled:
-            from .autograd.views import begin_inplace
-            node = begin_inplace("index_put_", t, RECORDERS["index_put_"][1],
-                                 (t, idx, value, accumulate))
+    if (t.requires_grad or (tensor_value and value.requires_grad)) and _grad_mode.enabled:
+        node = _autograd.begin_inplace("index_put_", t, (t, idx, value, accumulate))
     t._type.kernels["index_put_"](t._data, idx, arr, accumulate)
     t._bump_version()
     if node is not None:
-        from .autograd.views import end_inplace
-        end_inplace(t, node)
+        _autograd.end_inplace(t, node)
     if _tracing.active and _tracing.current() is not None:
-        from .jit.tracer import record_python
         # index arrays as Tensors, as for ember::index: an IR constant cannot hold an array
-        record_python("ember::index_put_", None,
-                      (t, _traced_index(idx, t._type.backend), value, accumulate), t)
+        _tracer.record_python("ember::index_put_", None,
+                              (t, _traced_index(idx, t._type.backend), value, accumulate), t)
     return t
 
 

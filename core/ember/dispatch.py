@@ -74,6 +74,9 @@ def missing_kernel_error(op: str, typ) -> NotImplementedError:
                                f"'{b.name}'); {where}; {way}.")
 
 
+_t.set_missing_kernel_error(missing_kernel_error)  # what Type.kernels[op] raises
+
+
 def missing_backend_kernel_error(op: str, backend) -> NotImplementedError:
     """The NotImplementedError for a kernel that ``backend`` lacks and that is looked up
     on the backend itself, not through a Type (the factories: ``full``, ``empty``,

@@ -26,6 +26,7 @@ from .backends.kernels.copying import cast_scalar
 from .host_data import infer_numpy
 from .backends.kernels.factory import MAX_BYTES, allocation_error, size_overflow
 from .errors import ShapeError
+from ._base.hooks import TRACER as _tracer
 from ._base.tracing_state import STATE as _tracing
 from .random import backend_rng
 from .tensor import Tensor
@@ -41,10 +42,8 @@ def _traced(kind: str):
     ``jit/traced_factories.py``); otherwise the call costs one attribute read more."""
     def deco(fn):
         def factory(*args, **kwargs):
-            if _tracing.active:
-                # NOTE: the jit layer sits above the factories; loaded only while tracing
-                from .jit.traced_factories import record_factory
-                return record_factory(kind, fn, args, kwargs)
+            if _tracing.active:  # the tracer's hook (jit/traced_factories.py)
+                return _tracer.record_factory(kind, fn, args, kwargs)
             return fn(*args, **kwargs)
         factory.__wrapped__ = fn
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -156,6 +155,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     b, idx = _target(device)
     return _finish(b.from_numpy(np.array(arr, dtype=st.numpy, copy=True), idx), b,
                    requires_grad)
+
+
+def _reduce_ex(self, protocol):
+    """``Tensor.__reduce_ex__``: a tensor pickles (and ``copy.copy``-ies) as
+    ``tensor(<its data as a numpy array>)``, so it loads on the default device without
+    history. Installed on ``Tensor`` by ``install`` (``Tensor`` sits below the factories)."""
+    return (tensor, (self.numpy(force=True), ), None)
+
+
+def install(tensor_cls) -> None:
+    """Make ``tensor_cls`` pickle through ``tensor`` (once, by the composition root)."""
+    tensor_cls.__reduce_ex__ = _reduce_ex
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

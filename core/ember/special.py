@@ -39,8 +39,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
-
+from .ops import namespace as E
 from .ops.composite import composite
 
 __all__ = [

@@ -11,23 +11,21 @@ Tensor's constructors for kernel results, ``wrap`` and ``wrap_view``.
 Layering: this module imports only the bottom layer (``ember/_base``), types and the backend
 registry; the layers above get the class by importing it from here. Indexing
 (``__getitem__`` / ``__setitem__``, ``_indexing.py``) and the operators sit above dispatch
-and are installed on the class by the composition root (``ember/_build.py``).
+and are installed on the class by the composition root (``ember/_build.py``), as are the
+autograd methods (``backward``, ``register_hook``, ``retain_grad``, ``retains_grad``:
+``autograd/tensor_methods.py``) and pickling (``factories.py``). What records history or
+traces here (``to``, ``detach``, symbolic ``shape`` while tracing) calls the layer above
+through the hook tables of ``_base/hooks.py``.
 """
 from __future__ import annotations
 
-import weakref
-
 from . import _dlpack
 from . import types as _t
+from ._base.hooks import AUTOGRAD as _autograd
+from ._base.hooks import TRACER as _tracer
 from ._base.tracing_state import STATE as _tracing
 from ._base.wrap_dim import wrap_dim as _wrap_dim
 from .backends import registry as _registry
-
-
-def _sym():
-    # NOTE: the jit layer sits above Tensor; it is imported only while a trace is open
-    from .jit import symbolic_sizes
-    return symbolic_sizes
 
 
 def _check_grad(t, g, what: str) -> None:
@@ -108,7 +106,7 @@ class Tensor:
         """The sizes of the dimensions, a tuple subclass: ``(N, C, H, W)`` (torch.Tensor.shape).
         While tracing, the sizes of a traced tensor are SymInts (``jit/symbolic_sizes.py``)."""
         if _tracing.active:
-            sym = _sym().sym_shape(self)
+            sym = _tracer.sym_shape(self)
             if sym is not None:
                 return Size(sym)
         return Size(self._data.shape)
@@ -120,7 +118,7 @@ class Tensor:
             return self.shape
         d = _wrap_dim(dim, self._data.ndim, "size")
         if _tracing.active:
-            sym = _sym().sym_size(self, d)
+            sym = _tracer.sym_size(self, d)
             if sym is not None:
                 return sym
         return self._data.shape[d]
@@ -149,7 +147,7 @@ class Tensor:
         """The number of elements, the product of the shape (1 for a 0-d tensor); a SymInt
         while tracing, as ``shape``."""
         if _tracing.active:
-            sym = _sym().sym_numel(self)
+            sym = _tracer.sym_numel(self)
             if sym is not None:
                 return sym
         return self._data.size
@@ -272,8 +270,7 @@ class Tensor:
         if _tracing.active and _tracing.current() is not None:
             # a node, so the trace keeps the data flow (untraced, the detached tensor
             # would become a constant holding the example input's data)
-            from .jit.tracer import record_python
-            record_python("ember::detach", None, (self,), t)
+            _tracer.record_python("ember::detach", None, (self,), t)
         return t
 
     def detach_(self) -> Tensor:
@@ -284,50 +281,6 @@ class Tensor:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn, self.output_nr, self._requires_grad = None, 0, False
         return self
-
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
-                 inputs=None) -> None:
-        """Accumulate the gradient of this tensor w.r.t. the graph leaves into their
-        ``.grad`` (``torch.Tensor.backward``); see ``ember.autograd.backward``."""
-        from .autograd import backward  # NOTE: the autograd layer above, called at run time
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def register_hook(self, hook):
-        """Run ``hook(grad) -> Tensor or None`` whenever the gradient for this tensor is
-        computed; a returned tensor replaces the gradient. Returns a handle with
-        ``remove()``. Raises RuntimeError if the tensor does not require grad."""
-        from .autograd.function import RemovableHandle, grad_accumulator
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient; call .requires_grad_() first")
-        if self.grad_fn is not None:
-            from .autograd.function import gradient_edge
-            node, nr = gradient_edge(self)
-        else:
-            node, nr = grad_accumulator(self), 0  # hooks on a leaf live on its accumulator
-        hooks = node._tensor_hooks(nr)
-        hooks.append(hook)
-        return RemovableHandle(hooks, hook)
-
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves).
-
-        Raises RuntimeError if the tensor does not require grad."""
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None:
-            return
-        node = self.grad_fn
-        if node._retain_grad is None:
-            node._retain_grad = {}
-        node._retain_grad[self.output_nr] = weakref.ref(self)
-
-    @property
-    def retains_grad(self) -> bool:
-        """Whether ``retain_grad()`` was called on this non-leaf tensor."""
-        node = self.grad_fn
-        return node is not None and bool(node._retain_grad) and \
-            self.output_nr in node._retain_grad
 
     # --- conversions ---------------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, non_blocking: bool = False,
@@ -368,11 +321,9 @@ class Tensor:
                 arr = arr.astype(st.numpy, copy=(copy or target is here) and not moves)
         out = wrap(arr, target)
         if self.requires_grad:
-            from .autograd import record_handwritten
-            record_handwritten("_to_copy", (out,), self, st, device)
+            _autograd.record_handwritten("_to_copy", (out,), self, st, device)
         if _tracing.active and _tracing.current() is not None:
-            from .jit.tracer import record_python
-            record_python("ember::_to_copy", None, (self, st, device), out)
+            _tracer.record_python("ember::_to_copy", None, (self, st, device), out)
         return out
 
     def cpu(self) -> Tensor:
@@ -528,10 +479,6 @@ class Tensor:
         from ._format import tensor_repr
         return tensor_repr(self)
 
-    def __reduce_ex__(self, protocol):
-        from .factories import tensor
-        return (tensor, (self.numpy(force=True), ), None)
-
     def __deepcopy__(self, memo):
         t = self.clone() if not self.requires_grad else self.detach().clone()
         t.requires_grad = self.requires_grad
@@ -603,5 +550,4 @@ def wrap_view(arr, backend, base, op=None, args: tuple = (), index=None):
 
 
 def _warn_traced(t, what: str) -> None:
-    from .jit.tracer import warn_python_value
-    warn_python_value(t, what)
+    _tracer.warn_python_value(t, what)

@@ -364,6 +364,24 @@ class Backend:
         return f"Backend({self.name!r}, {len(self.kernels)} kernels)"
 
 
+def _no_kernel_error(op: str, typ: Type) -> NotImplementedError:
+    """The bare error, until ``dispatch`` hands down its own (``set_missing_kernel_error``)."""
+    return NotImplementedError(f"{op}: no kernel for {typ.name} ({typ.scalar_type} on "
+                               f"'{typ.backend.name}')")
+
+
+_missing_kernel_error: Callable = _no_kernel_error
+
+
+def set_missing_kernel_error(make_error: Callable) -> None:
+    """Make ``make_error(op, Type)`` the NotImplementedError a Type raises for a kernel its
+    backend lacks or excludes for its dtype. ``dispatch`` hands down its
+    ``missing_kernel_error`` at import: the message names who has the op and the way out,
+    which needs the backend registry and the install hints, a layer above this one."""
+    global _missing_kernel_error
+    _missing_kernel_error = make_error
+
+
 class _KernelCache(dict):
     """op name -> kernel for one Type; a miss resolves through the backend once."""
 
@@ -380,7 +398,7 @@ class Type:
 
     ``Type.kernels[op]`` is the kernel for ``op``; a kernel a backend lacks, or excludes
     for this dtype, raises NotImplementedError naming the Types that do have it and the
-    plugin to install.
+    way out (``dispatch.missing_kernel_error``, handed down: ``set_missing_kernel_error``).
     """
 
     __slots__ = ("backend", "scalar_type", "name", "kernels", "np_dtype")
@@ -397,8 +415,7 @@ class Type:
         kernel = self.backend.kernels.get(op)
         if kernel is not None and self.scalar_type not in self.backend.unsupported.get(op, ()):
             return kernel
-        from .dispatch import missing_kernel_error  # deferred: dispatch imports types
-        raise missing_kernel_error(op, self)
+        raise _missing_kernel_error(op, self)
 
     def __repr__(self) -> str:
         return self.name

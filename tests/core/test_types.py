@@ -94,3 +94,28 @@ def test_missing_kernel_is_not_implemented_with_who_has_it():
     with pytest.raises(NotImplementedError, match="no_such_op: no kernel for CPUFloatType.*"
                                                   "no installed backend implements it"):
         E.ones(1).type().kernels["no_such_op"]
+
+
+def test_the_missing_kernel_error_is_handed_down_by_dispatch(monkeypatch):
+    """types sits below dispatch (docs/architecture.md): it imports nothing of it, and a
+    Type raises the error dispatch set at import (who has the op, the way out)."""
+    import ast
+    import pathlib
+
+    from ember import dispatch
+    tree = ast.parse(pathlib.Path(T.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
+        {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any("dispatch" in (m or "") for m in imported), imported
+    typ = E.ones(1, dtype=F16).type()
+    with pytest.raises(NotImplementedError) as info:
+        typ.kernels["linalg_cholesky"]
+    assert str(info.value) == str(dispatch.missing_kernel_error("linalg_cholesky", typ))
+    assert str(info.value).startswith("linalg_cholesky: no kernel for CPUHalfType (ember."
+                                      "float16 on 'cpu'); it is implemented for: ")
+    # before dispatch hands its error down, a Type still raises, with the bare facts
+    monkeypatch.setattr(T, "_missing_kernel_error", T._missing_kernel_error)
+    T.set_missing_kernel_error(T._no_kernel_error)
+    with pytest.raises(NotImplementedError) as info:
+        typ.kernels["no_such_op"]
+    assert str(info.value) == "no_such_op: no kernel for CPUHalfType (ember.float16 on 'cpu')"

@@ -9,6 +9,8 @@ Nothing here imports from ember, so any layer may import it without running anot
 * ``tracing_state``: whether this thread is tracing (re-exported by
   ``ember.jit.tracing_state``).
 * ``wrap_dim``: normalizing negative dims (re-exported by ``ember.dispatch``).
+* ``hooks``: the tables through which ``Tensor`` and the hand-written ops call autograd
+  and the tracer above them (``AUTOGRAD``, ``TRACER``), filled by the composition root.
 
 Reference: PyTorch keeps the same facts in its bottom library, c10
 (``c10/core/GradMode.h``, ``c10/core/WrapDimMinimal.h``).

@@ -68,7 +68,7 @@ def _tensors(x, what: str) -> list:
 def _make_grads(outputs, grads) -> list:
     """One gradient per output: ``ones_like`` for a scalar output without one, the
     caller's otherwise, checked and converted by ``_fit_gradient``."""
-    from .. import ones_like
+    from ..ops.namespace import ones_like
     if grads is None:
         grads = [None] * len(outputs)
     elif isinstance(grads, _Tensor):
@@ -201,7 +201,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     ``allow_unused``; zeros with ``materialize_grads``). Raises RuntimeError if an input
     does not require grad, or is unused and ``allow_unused`` is not set.
     """
-    from .. import zeros_like
+    from ..ops.namespace import zeros_like
     from .engine import run_backward
     from .function import gradient_edge
     outs = _tensors(outputs, "grad()")

@@ -31,7 +31,9 @@ self`` this writes (abridged; see ``source_of("mul")``)::
         return _node
 
 A formula with a kernel form in ``fast_formulas.FAST`` (``tanh``, ``mm``, ``sum``...)
-calls it first and evaluates the expression only when it declines (grad mode on).
+calls it first and evaluates the expression only when it declines (grad mode on). The
+kernel forms of ``fast_formulas.DERIVED`` are compiled from the formulas here (by
+``compile_all``); a hand-written one must name the formula's exact expression.
 
 The op wrapper calls ``record_mul`` when grad mode is on and an input requires grad, then
 ``finish`` (outputs get ``grad_fn``; saved outputs are stored). Formulas are ember ops, so
@@ -375,6 +377,11 @@ def _fast_call(d: Derivative, f, saved: list, masked: bool) -> str | None:
     fn = _fast.FAST.get((d.name, tuple(f.inputs)))
     if fn is None:
         return None
+    if fn.formula != f.expression:
+        raise DerivativeError(f"{f.location}: fast_formulas.{fn.__name__} computes "
+                              f"{fn.formula!r}, but the formula for {', '.join(f.inputs)} of "
+                              f"{d.name} is {f.expression!r}; update the kernel form to the "
+                              f"formula or drop it")
     code = fn.__code__
     params = code.co_varnames[:code.co_argcount]
     have = {"grad", "grads", *saved} | ({"grad_input_mask"} if masked else set())
@@ -391,10 +398,11 @@ def _fast_name(op: str, inputs) -> str:
 
 
 def namespace() -> dict:
-    """Globals of the generated code: helpers, every ember function, safe builtins."""
-    import ember
+    """Globals of the generated code: helpers, every ember op (``ops/namespace.py``), safe
+    builtins."""
+    from ..ops import namespace as ops_namespace
     ns = {n: getattr(builtins, n) for n in _SAFE_BUILTINS if hasattr(builtins, n)}
-    ns.update({k: v for k, v in vars(ember).items() if not k.startswith("_")})
+    ns.update({k: v for k, v in ops_namespace.exports().items() if not k.startswith("_")})
     for helpers in (_formulas, _nn_formulas):
         ns.update({k: v for k, v in vars(helpers).items() if not k.startswith("_")})
     ns.update({"_GeneratedNode": GeneratedNode, "_unpack": unpack, "_edge": _edge,
@@ -412,6 +420,7 @@ def namespace() -> dict:
 
 def compile_all(derivs: dict[str, Derivative]) -> dict[str, tuple]:
     """Compile every entry; returns op name -> (Node class, recorder)."""
+    _fast.derive(derivs)  # the kernel forms compiled from the formulas, before namespace()
     ns = namespace()
     counts: dict[str, int] = {}
     out = {}

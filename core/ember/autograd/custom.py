@@ -115,7 +115,7 @@ class BackwardCFunction(Node, FunctionCtx):
         if self.materialize_grads and self._outputs_meta:
             # NOTE: every Tensor output gets zeros, non-differentiable and integral ones
             # included (as in PyTorch), so read the outputs' own metadata, not _out_meta.
-            from .. import zeros
+            from ..ops.namespace import zeros
             grads = list(grads) + [None] * (len(self._outputs_meta) - len(grads))
             grads = [g if g is not None or meta is None else
                      zeros(meta.shape, dtype=meta.dtype, device=meta.device)
@@ -196,8 +196,8 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         ``prim::PythonOp`` node, which the JIT runs by calling ``apply`` again."""
         from .._base.tracing_state import STATE as tracing
         if tracing.active and tracing.current() is not None and not kwargs:
-            from ..jit.tracer import record_python_op
-            return record_python_op(cls, args)
+            from .._base.hooks import TRACER  # the tracer's hook (the JIT sits above)
+            return TRACER.record_python_op(cls, args)
         from ..tensor import Tensor
         ctx = cls._backward_cls()
         record = STATE.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)

@@ -16,6 +16,14 @@ parameters are named after the formula's variables (``grad``, ``self``, ``result
 ``self_shape``...). ``tests/core/autograd/test_fast_formulas.py`` checks every entry
 against its formula.
 
+The formula stays the one source of the math. A pointwise formula's kernel form is
+derived from its expression (``DERIVED``, compiled by ``kernel_forms.py`` when
+``codegen.compile_all`` reads the yaml). The functions written here serve formulas that
+call a helper of ``formulas/`` (a layout choice, a view, a fused engine pass), which no
+expression compiler sees through; each names the exact expression it computes
+(``formula=``), and ``codegen`` refuses to use it when ``derivatives.yaml`` says
+otherwise, so a changed formula cannot keep a stale fast form.
+
 Reference: PyTorch computes these formulas with dedicated kernels (``tanh_backward``,
 ``sigmoid_backward``) for the same reason.
 """
@@ -26,6 +34,7 @@ import math
 import numpy as np
 
 from ..backends.elementwise import eager as _engine
+from . import kernel_forms as _kernel_forms
 from .._base.grad_mode import STATE
 from .._base.tracing_state import STATE as _TRACING
 from ..tensor import Tensor as _T
@@ -34,13 +43,37 @@ from ..tensor import wrap_view as _wrap_view
 
 FAST: dict = {}
 
+#: Formulas whose kernel form is compiled from their ``derivatives.yaml`` expression
+DERIVED = (("tanh", ("self",)), ("sigmoid", ("self",)), ("relu", ("self",)),
+           ("mm", ("self",)), ("t", ("self",)))
 
-def fast(op: str, *inputs: str):
-    """Register the kernel form of the formula of ``op`` for ``inputs``."""
+
+def fast(op: str, *inputs: str, formula: str):
+    """Register the kernel form of the formula ``formula`` of ``op`` for ``inputs``
+    (``formula`` must be the ``derivatives.yaml`` expression, checked by ``codegen``)."""
     def register(fn):
+        fn.formula = formula
         FAST[(op, inputs)] = fn
         return fn
     return register
+
+
+def derive(derivs: dict) -> None:
+    """Compile the kernel forms of ``DERIVED`` from the formulas of ``derivs`` (op name ->
+    ``derivatives.Derivative``) into ``FAST``. Raises NotKernelForm (naming the formula's
+    file:line) when one of them no longer compiles."""
+    for op, inputs in DERIVED:
+        d = derivs[op]
+        f = next(f for f in d.formulas if f.inputs == inputs)
+        tensors = ["grad", *(a.name for a in d.schema.arguments if a.type.base == "Tensor"),
+                   *(r.name or "result" for r in d.schema.returns)]
+        name = "_kernel_" + op.replace(".", "__") + "__" + "_".join(inputs)
+        try:
+            FAST[(op, inputs)] = _kernel_forms.kernel_form(f.expression, tensors, name,
+                                                           str(f.location))
+        except _kernel_forms.NotKernelForm as e:
+            raise _kernel_forms.NotKernelForm(f"{f.location}: {e}; drop ({op!r}, "
+                                              f"{inputs!r}) from fast_formulas.DERIVED") from None
 
 
 # --- used by the engine ----------------------------------------------------------------------
@@ -85,36 +118,6 @@ def _pointwise_type(grad, result):
     return grad._type
 
 
-@fast("tanh", "self")
-def tanh_self(grad, result):
-    """``grad * (1 - result * result)``"""
-    typ = _pointwise_type(grad, result)
-    if typ is None:
-        return None
-    k, r = typ.kernels, result._data
-    return _wrap(k["mul"](grad._data, k["sub"](1, k["mul"](r, r), 1)), typ.backend)
-
-
-@fast("sigmoid", "self")
-def sigmoid_self(grad, result):
-    """``grad * result * (1 - result)``"""
-    typ = _pointwise_type(grad, result)
-    if typ is None:
-        return None
-    k, r = typ.kernels, result._data
-    return _wrap(k["mul"](k["mul"](grad._data, r), k["sub"](1, r, 1)), typ.backend)
-
-
-@fast("relu", "self")
-def relu_self(grad, result):
-    """``where(result > 0, grad, 0.0)``"""
-    typ = _pointwise_type(grad, result)
-    if typ is None:
-        return None
-    k = typ.kernels
-    return _wrap(k["where"](k["gt"](result._data, 0), grad._data, 0.0), typ.backend)
-
-
 def column_major(x) -> bool:
     """Whether the array ``x`` is a matrix laid out column by column (strides ``(1, rows)``
     elements; one row counts as row-major): ``formulas.is_column_major`` of a tensor."""
@@ -142,47 +145,30 @@ def _mm(grad, a, b, a_t: bool, mat2=None):
     return _wrap(k["mm"](grad._data, k["t"](b._data)), typ.backend)
 
 
-@fast("matmul", "self")
+@fast("matmul", "self", formula="matmul_backward_self(grad, self, other)")
 def matmul_self(grad, self, other):
     """``matmul_backward_self`` for 2-D operands: ``grad.mm(other.t())``"""
     return _mm(grad, self, other, False)
 
 
-@fast("matmul", "other")
+@fast("matmul", "other", formula="matmul_backward_other(grad, self, other)")
 def matmul_other(grad, self, other):
     """``matmul_backward_other`` for 2-D operands: ``mm_mat2_backward(grad, self, other, 1)``"""
     return _mm(grad, self, other, True, other)
 
 
-@fast("mm", "self")
-def mm_self(grad, mat2):
-    """``grad.mm(mat2.t())``"""
-    return _mm(grad, mat2, mat2, False)
-
-
-@fast("mm", "mat2")
+@fast("mm", "mat2", formula="mm_mat2_backward(grad, self, mat2, 1)")
 def mm_mat2(grad, self, mat2):
     """``mm_mat2_backward(grad, self, mat2, 1)``"""
     return _mm(grad, self, self, True, mat2)
 
 
-@fast("addmm", "mat2")
+@fast("addmm", "mat2", formula="mm_mat2_backward(grad, mat1, mat2, alpha)")
 def addmm_mat2(grad, mat1, mat2, alpha):
     """``mm_mat2_backward(grad, mat1, mat2, alpha)`` for ``alpha == 1`` (``linear``)."""
     if alpha.__class__ is not int or alpha != 1 or mat2.__class__ is not _T:
         return None
     return _mm(grad, mat1, mat1, True, mat2)
-
-
-@fast("t", "self")
-def t_self(grad):
-    """``grad.t()``: the same array view, without the view bookkeeping of an op (nothing
-    records it, and nothing writes into a gradient in flight). AccumulateGrad may keep it:
-    see ``grad_ownership``."""
-    if not _unrecorded(grad) or grad._data.ndim > 2:
-        return None
-    typ = grad._type
-    return _wrap(typ.kernels["t"](grad._data), typ.backend)
 
 
 def _expanded(grad, self_shape, dim, keepdim):
@@ -195,7 +181,7 @@ def _expanded(grad, self_shape, dim, keepdim):
     return grad._type, size, grad._type.kernels["expand"](grad._data, size)
 
 
-@fast("sum", "self")
+@fast("sum", "self", formula="sum_backward(grad, self.shape, dim, keepdim)")
 def sum_self(grad, self_shape, dim, keepdim):
     """``sum_backward(grad, self.shape, dim, keepdim)``: ``grad.expand(self.shape)``, a
     view of ``grad`` as the op makes it."""
@@ -206,7 +192,7 @@ def sum_self(grad, self_shape, dim, keepdim):
     return _wrap_view(e, typ.backend, grad, _T.expand, (size,), None)
 
 
-@fast("mean", "self")
+@fast("mean", "self", formula="mean_backward(grad, self.shape, dim, keepdim)")
 def mean_self(grad, self_shape, dim, keepdim):
     """``mean_backward``: ``grad.expand(self.shape) / n``, n the elements averaged."""
     found = _expanded(grad, self_shape, dim, keepdim)
@@ -219,7 +205,7 @@ def mean_self(grad, self_shape, dim, keepdim):
     return _wrap(typ.kernels["div"](e, n, None), typ.backend)
 
 
-@fast("log_softmax", "self")
+@fast("log_softmax", "self", formula="log_softmax_backward(grad, result, dim)")
 def log_softmax_self(grad, result, dim):
     """``log_softmax_backward``: ``grad - result.exp() * grad.sum(dim, keepdim=True)``"""
     typ = _pointwise_type(grad, result)
@@ -230,7 +216,7 @@ def log_softmax_self(grad, result, dim):
     return _wrap(k["sub"](g, k["mul"](k["exp"](result._data), total), 1), typ.backend)
 
 
-@fast("gelu", "self")
+@fast("gelu", "self", formula="gelu_backward(grad, self, approximate)")
 def gelu_self(grad, self, approximate):
     """``gelu_backward(grad, self, 'none')`` for float32 numpy arrays of one shape: one
     blocked pass of the engine (``elementwise.eager.gelu_backward``), the formula's own
@@ -244,7 +230,7 @@ def gelu_self(grad, self, approximate):
     return _wrap(_engine.gelu_backward(g, x), typ.backend)
 
 
-@fast("gather", "self")
+@fast("gather", "self", formula="gather_backward(grad, self.shape, dim, index)")
 def gather_self(grad, self_shape, dim, index):
     """``gather_backward`` for an input with dims: ``zeros(self.shape).scatter_add(dim,
     index, grad)``, the zeros on grad's device."""

@@ -133,7 +133,7 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
 
 def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
     """``grads`` with zeros (of ``refs[i]``'s shape) for None, or the strict-mode error."""
-    from .. import zeros_like
+    from ..ops.namespace import zeros_like
     res = []
     for i, g in enumerate(grads):
         if g is None:
@@ -220,7 +220,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     one-element input). Returns ``(func_output, jvp)``: ``jvp`` shaped like the outputs.
     Raises as ``vjp``. Follows ``torch.autograd.functional.jvp``.
     """
-    from .. import zeros_like
+    from ..ops.namespace import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs, v = _prepare("jvp", inputs, v, create_graph)
         is_outputs_tuple, outputs = _call(func, inputs, "jvp", strict)
@@ -250,7 +250,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     ``vectorize`` (as PyTorch) and strict-mode violations, TypeError for non-Tensor inputs
     or outputs. Follows ``torch.autograd.functional.jacobian``.
     """
-    from .. import stack, zeros, zeros_like
+    from ..ops.namespace import stack, zeros, zeros_like
     if strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode", '
                          f'got {strategy!r}.')
@@ -353,7 +353,7 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
     Arguments, result and errors as ``vhp``. Follows ``torch.autograd.functional.hvp``.
     """
-    from .. import zeros_like
+    from ..ops.namespace import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs, v = _prepare("hvp", inputs, v, create_graph)
         is_outputs_tuple, outputs = _call(func, inputs, "hvp", strict)

@@ -21,10 +21,14 @@ A kernel pair is two functions:
 * ``backward(xp, grad, arrays, saved, args, needs) -> grads``: one gradient array (or None)
   per input, given the output gradient array ``grad``; ``needs[i]`` says whether input i
   wants one.
+
+The layers below autograd (``ops/composite.py``, ``linalg/``) call ``run`` through the hook
+``ember._base.hooks.AUTOGRAD.kernel_pair`` (installed by ``autograd/tensor_methods.py``),
+the layers above import it from here.
 """
 from __future__ import annotations
 
-import ember as E
+from ember import autograd as _autograd
 from ember import dispatch as _d
 from ember.autograd.function import FREED, Node, SavedVariable, gradient_edge, set_history
 from ember._base.grad_mode import STATE
@@ -63,7 +67,7 @@ class KernelPairBackward(Node):
         inputs = [t.view_as(t) if need else t for t, need in zip(inputs, self.needs)]
         wanted = [t for t, need in zip(inputs, self.needs) if need]
         out = self.reference(*inputs, *self.args)
-        got = iter(E.autograd.grad(out, wanted, g, create_graph=True, allow_unused=True))
+        got = iter(_autograd.grad(out, wanted, g, create_graph=True, allow_unused=True))
         return tuple(next(got) if need else None for need in self.needs)
 
     def release_variables(self) -> None:

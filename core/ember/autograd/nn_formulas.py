@@ -5,7 +5,7 @@ turn: the second derivative of a convolution is convolutions again.
 """
 from __future__ import annotations
 
-import ember as E
+from ..ops import namespace as E
 
 
 def convolution_double_backward(grads, grad_output, input, weight, stride, padding, dilation,

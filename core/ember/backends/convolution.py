@@ -30,6 +30,10 @@ node runs the algorithm's backward; its own derivative is the generic
 every order of derivative works for every algorithm.
 
 ``explain(...)`` says which algorithm a call would use and why the others declined.
+``ALGORITHMS`` is the hook's table (``ember._base.registry.table``): the plugin manager
+registers each plugin's algorithms there (``ALGORITHMS.register(algorithms, owner)``) and
+takes them out by owner; the dispatcher kernels themselves reach every backend through
+``backends.registry.register_shared_kernels``, called by the composition root.
 
 Results are not trusted: each forward's output must be a backend array of
 ``params.output_shape`` in the input's dtype, each backward's a ``(grad_input,
@@ -47,6 +51,7 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 
+from .._base.registry import ensure_loaded, table
 from ..errors import ShapeError
 from ..plugins.hints import install_hint
 from .conv_params import ConvParams, make_params, memory_format_of
@@ -76,29 +81,30 @@ class Decline:
 
 # ---- selection ----------------------------------------------------------------------------
 
+ALGORITHMS = table("ember_convolution_algorithms")
+
 _cache: dict = {}   # params, or (params, states) -> the chosen algorithm
 _cache_generation = -1
 _CACHE_SIZE = 1024
-# (plugin generation, device type) -> (algorithms highest priority first, state functions)
+# (table version, device type) -> (algorithms highest priority first, state functions)
 _registry: dict = {}
 _refused: dict = {}  # _refusal_key -> why an algorithm's result was refused (see the doc)
 
 
 def _registered(device_type: str | None) -> tuple:
     """``(algorithms, state functions)`` for ``device_type`` (None: every device), kept
-    until plugins reload (``manager.generation`` changes), so a convolution does not
+    until the table changes (``ALGORITHMS.version``), so a convolution does not
     filter and sort the registry on every call. The state functions are the distinct
     ``selection_state`` of the dynamic algorithms (an empty tuple when none is dynamic),
     or None when a dynamic algorithm has none, which makes its answers uncacheable."""
-    from ..plugins import manager
-    manager.ensure_loaded()
-    key = (manager.generation, device_type)
+    ensure_loaded()   # the plugins, on first use
+    key = (ALGORITHMS.version, device_type)
     found = _registry.get(key)
     if found is None:
-        if any(k[0] != manager.generation for k in _registry):
+        if any(k[0] != ALGORITHMS.version for k in _registry):
             _registry.clear()
             _refused.clear()
-        algos = sorted((a for a in manager.registered["ember_convolution_algorithms"]
+        algos = sorted((a for a in ALGORITHMS.items(load=False)
                         if device_type is None or a.device_type == device_type),
                        key=lambda a: -a.priority)
         fns = []
@@ -160,11 +166,10 @@ def select(params: ConvParams):
     Raises NotImplementedError naming every algorithm and why it declined.
     """
     global _cache_generation
-    from ..plugins import manager
-    if _cache_generation != manager.generation:
-        _cache.clear()
-        _cache_generation = manager.generation
     algos, states = _registered(params.device_type)
+    if _cache_generation != ALGORITHMS.version:
+        _cache.clear()
+        _cache_generation = ALGORITHMS.version
     key = (params, tuple(f() for f in states)) if states else params
     algo = _cache.get(key)
     if algo is None:

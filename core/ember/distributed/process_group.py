@@ -20,10 +20,12 @@ import sys
 import time
 from datetime import timedelta
 
-from ..plugins import manager
+from .._base.registry import table
 from .types import DistBackendError, ProcessGroup
 
 HOOK = "ember_process_group_backends"
+# the hook's table: the plugin manager registers each plugin's backends here, by owner
+BACKENDS = table(HOOK)
 DEFAULT_TIMEOUT = timedelta(minutes=30)   # torch's default for non-NCCL backends
 ENV = (("RANK", "WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"))
@@ -45,8 +47,7 @@ state = _State()
 
 def backends() -> dict:
     """Registered process-group backends by name (loads plugins on first use)."""
-    manager.ensure_loaded()
-    return {b.name: b for b in manager.registered.get(HOOK, [])}
+    return {b.name: b for b in BACKENDS.items()}
 
 
 def is_available() -> bool:

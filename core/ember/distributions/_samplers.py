@@ -15,48 +15,49 @@ from __future__ import annotations
 
 import math
 
-import ember
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 
 _MAX_ROUNDS = 200  # each round accepts >= 95% of what is left: 200 rounds never run out
 _BERNOULLI_SUM_MAX = 16  # counts at most this large are summed from Bernoulli draws
 
 
 def _open_uniform(shape, device):
-    return ember.empty(shape, dtype=ember.float64, device=device).uniform_(
-        ember.finfo(ember.float64).tiny, 1.0)
+    return E.empty(shape, dtype=E.float64, device=device).uniform_(
+        E.finfo(E.float64).tiny, 1.0)
 
 
 def _standard_gamma64(alpha):
     """Gamma(alpha, 1) draws in float64 (``alpha`` float64, > 0; NaN where it is not)."""
     shape, device = alpha.shape, alpha.device
     boost = alpha < 1
-    a = ember.where(boost, alpha + 1, alpha)
+    a = E.where(boost, alpha + 1, alpha)
     d = a - 1.0 / 3.0
     c = (9 * d).rsqrt()
-    out = ember.full(shape, math.nan, dtype=ember.float64, device=device)
+    out = E.full(shape, math.nan, dtype=E.float64, device=device)
     done = ~(alpha > 0)  # NaN or non-positive: never accepted, left NaN
     for _ in range(_MAX_ROUNDS):
         if bool(done.all()):
             break
-        z = ember.randn(shape, dtype=ember.float64, device=device)
+        z = E.randn(shape, dtype=E.float64, device=device)
         log_u = _open_uniform(shape, device).log()
         v = (1 + c * z) ** 3
         log_v = v.clamp(min=1e-300).log()
         ok = (v > 0) & (log_u < 0.5 * z * z + d - d * v + d * log_v)
-        out = ember.where(ok & ~done, d * v, out)
+        out = E.where(ok & ~done, d * v, out)
         done = done | ok
     # Gamma(alpha) = Gamma(alpha + 1) * U^(1/alpha), in logs so tiny alpha does not underflow
     boosted = (out.log() + _open_uniform(shape, device).log() / alpha).exp()
-    return ember.where(boost, boosted, out)
+    return E.where(boost, boosted, out)
 
 
 def standard_gamma(concentration):
     """Draws from Gamma(concentration, rate=1), same shape and dtype as ``concentration``
     (a float Tensor, > 0), clamped below at the dtype's smallest normal number as torch's
     ``_standard_gamma``. Not differentiable (no autograd history)."""
-    with ember.no_grad():
-        x = _standard_gamma64(concentration.detach().to(ember.float64))
-        tiny = ember.finfo(concentration.dtype).tiny
+    with no_grad():
+        x = _standard_gamma64(concentration.detach().to(E.float64))
+        tiny = E.finfo(concentration.dtype).tiny
         return x.to(concentration.dtype).clamp(min=tiny)
 
 
@@ -68,24 +69,24 @@ def binomial(total_count, probs):
     n + 1 - a)``, ``a = n // 2 + 1``, of ``n`` uniforms; the count below ``p`` is then
     ``Binomial(a - 1, p / X)`` if ``X >= p`` else ``a + Binomial(n - a, (p - X) / (1 -
     X))``, so each round halves ``n``. Small counts sum Bernoulli draws."""
-    with ember.no_grad():
-        n = total_count.detach().to(ember.float64)
-        p = probs.detach().to(ember.float64)
-        acc = ember.zeros_like(n)
+    with no_grad():
+        n = total_count.detach().to(E.float64)
+        p = probs.detach().to(E.float64)
+        acc = E.zeros_like(n)
         while True:
             big = n > _BERNOULLI_SUM_MAX
             if not bool(big.any()):
                 break
-            a = ember.where(big, (n / 2).floor() + 1, 1.0)
-            b = ember.where(big, n + 1 - a, 1.0)
+            a = E.where(big, (n / 2).floor() + 1, 1.0)
+            b = E.where(big, n + 1 - a, 1.0)
             ga, gb = _standard_gamma64(a), _standard_gamma64(b)
             x = (ga / (ga + gb)).clamp(min=1e-300, max=1 - 1e-16)
             left = x >= p
-            n = ember.where(big, ember.where(left, a - 1, b - 1), n)
-            acc = ember.where(big & ~left, acc + a, acc)
-            p = ember.where(big, ember.where(left, p / x, (p - x) / (1 - x)), p).clamp(0, 1)
-        k = ember.arange(_BERNOULLI_SUM_MAX, dtype=ember.float64, device=n.device)
-        u = ember.rand(tuple(n.shape) + (_BERNOULLI_SUM_MAX,), dtype=ember.float64,
-                       device=n.device)
+            n = E.where(big, E.where(left, a - 1, b - 1), n)
+            acc = E.where(big & ~left, acc + a, acc)
+            p = E.where(big, E.where(left, p / x, (p - x) / (1 - x)), p).clamp(0, 1)
+        k = E.arange(_BERNOULLI_SUM_MAX, dtype=E.float64, device=n.device)
+        u = E.rand(tuple(n.shape) + (_BERNOULLI_SUM_MAX,), dtype=E.float64,
+                   device=n.device)
         hits = (u < p.unsqueeze(-1)) & (k < n.unsqueeze(-1))
-        return (acc + hits.to(ember.float64).sum(-1)).to(probs.dtype)
+        return (acc + hits.to(E.float64).sum(-1)).to(probs.dtype)

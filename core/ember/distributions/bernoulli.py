@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 import numbers
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
@@ -71,7 +72,7 @@ class Bernoulli(Distribution):
     @property
     def mode(self):
         mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return ember.where(self.probs == 0.5, math.nan, mode)
+        return E.where(self.probs == 0.5, math.nan, mode)
 
     @property
     def variance(self):
@@ -79,8 +80,8 @@ class Bernoulli(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            return ember.bernoulli(self.probs.expand(shape))
+        with no_grad():
+            return E.bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -93,7 +94,7 @@ class Bernoulli(Distribution):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand=True):
-        values = ember.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = E.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

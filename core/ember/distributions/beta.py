@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numbers
 
-import ember
-
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 from . import constraints
 from ._samplers import standard_gamma
 from .distribution import Distribution
@@ -52,7 +52,7 @@ class Beta(Distribution):
         m0 = (self.concentration0 - 1).clamp(min=0)
         # NOTE: both concentrations < 1 put the peaks at 0 and 1; torch picks 1 (see Dirichlet)
         both_below_one = (self.concentration1 < 1) & (self.concentration0 < 1)
-        return ember.where(both_below_one, 1.0, m1 / (m1 + m0))
+        return E.where(both_below_one, 1.0, m1 / (m1 + m0))
 
     @property
     def variance(self):
@@ -62,24 +62,24 @@ class Beta(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             g1 = standard_gamma(self.concentration1.expand(shape))
             g0 = standard_gamma(self.concentration0.expand(shape))
-            tiny = ember.finfo(g1.dtype).tiny
-            return (g1 / (g1 + g0)).clamp(min=tiny, max=1 - ember.finfo(g1.dtype).eps)
+            tiny = E.finfo(g1.dtype).tiny
+            return (g1 / (g1 + g0)).clamp(min=tiny, max=1 - E.finfo(g1.dtype).eps)
 
     def _log_normalizer(self):
         c1, c0 = self.concentration1, self.concentration0
-        return ember.lgamma(c1) + ember.lgamma(c0) - ember.lgamma(c1 + c0)
+        return E.lgamma(c1) + E.lgamma(c0) - E.lgamma(c1 + c0)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         c1, c0 = self.concentration1, self.concentration0
-        return ember.xlogy(c1 - 1, value) + ember.xlogy(c0 - 1, 1 - value) - self._log_normalizer()
+        return E.xlogy(c1 - 1, value) + E.xlogy(c0 - 1, 1 - value) - self._log_normalizer()
 
     def entropy(self):
         c1, c0 = self.concentration1, self.concentration0
         total = c1 + c0
-        return (self._log_normalizer() - (c1 - 1) * ember.digamma(c1)
-                - (c0 - 1) * ember.digamma(c0) + (total - 2) * ember.digamma(total))
+        return (self._log_normalizer() - (c1 - 1) * E.digamma(c1)
+                - (c0 - 1) * E.digamma(c0) + (total - 2) * E.digamma(total))

@@ -1,8 +1,8 @@
 """The binomial distribution (``torch.distributions.Binomial``)."""
 from __future__ import annotations
 
-import ember
-
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 from . import constraints
 from ._samplers import binomial
 from .bernoulli import _one_of
@@ -85,19 +85,19 @@ class Binomial(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         n, logits = self.total_count, self.logits
-        log_factorial_n = ember.lgamma(n + 1)
-        log_factorial_k = ember.lgamma(value + 1)
-        log_factorial_nmk = ember.lgamma(n - value + 1)
+        log_factorial_n = E.lgamma(n + 1)
+        log_factorial_k = E.lgamma(value + 1)
+        log_factorial_nmk = E.lgamma(n - value + 1)
         # n * log(1 + e^logits), stable for logits of either sign
         normalize_term = (n * _clamp_by_zero(logits)
-                          + n * ember.log1p(ember.exp(-ember.abs(logits))) - log_factorial_n)
+                          + n * E.log1p(E.exp(-E.abs(logits))) - log_factorial_n)
         return value * logits - log_factorial_k - log_factorial_nmk - normalize_term
 
     def _homogeneous_count(self, what):
@@ -109,11 +109,11 @@ class Binomial(Distribution):
     def entropy(self):
         self._homogeneous_count("entropy")
         log_prob = self.log_prob(self.enumerate_support(False))
-        return -(ember.exp(log_prob) * log_prob).sum(0)
+        return -(E.exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand=True):
         total = self._homogeneous_count("enumerate_support")
-        values = ember.arange(1 + total, dtype=self._param.dtype, device=self._param.device)
+        values = E.arange(1 + total, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.tensor import Tensor
 
 from . import constraints
@@ -77,8 +78,8 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return ember.full(self._extended_shape(), math.nan, dtype=self.probs.dtype,
-                          device=self.probs.device)
+        return E.full(self._extended_shape(), math.nan, dtype=self.probs.dtype,
+                      device=self.probs.device)
 
     @property
     def mode(self):
@@ -86,30 +87,30 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return ember.full(self._extended_shape(), math.nan, dtype=self.probs.dtype,
-                          device=self.probs.device)
+        return E.full(self._extended_shape(), math.nan, dtype=self.probs.dtype,
+                      device=self.probs.device)
 
     def sample(self, sample_shape=()):
         sample_shape = _size((sample_shape,) if isinstance(sample_shape, int) else sample_shape)
-        with ember.no_grad():
+        with no_grad():
             probs_2d = self.probs.reshape(-1, self._num_events)
-            samples_2d = ember.multinomial(probs_2d, sample_shape.numel(), True).T
+            samples_2d = E.multinomial(probs_2d, sample_shape.numel(), True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = ember.broadcast_tensors(value, self.logits)
+        value, log_pmf = E.broadcast_tensors(value, self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
         # NOTE: clamping keeps 0 * -inf (a zero probability) at 0 rather than NaN
-        logits = self.logits.clamp(min=ember.finfo(self.logits.dtype).min)
+        logits = self.logits.clamp(min=E.finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = ember.arange(self._num_events, dtype=ember.int64, device=self._param.device)
+        values = E.arange(self._num_events, dtype=E.int64, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

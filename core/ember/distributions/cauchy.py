@@ -4,8 +4,7 @@ from __future__ import annotations
 import math
 import numbers
 
-import ember
-
+from ..ops import namespace as E
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -40,8 +39,8 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
-        return ember.full(self._extended_shape(), math.nan, dtype=self.loc.dtype,
-                          device=self.loc.device)
+        return E.full(self._extended_shape(), math.nan, dtype=self.loc.dtype,
+                      device=self.loc.device)
 
     @property
     def mode(self):
@@ -49,12 +48,12 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return ember.full(self._extended_shape(), math.inf, dtype=self.loc.dtype,
-                          device=self.loc.device)
+        return E.full(self._extended_shape(), math.inf, dtype=self.loc.dtype,
+                      device=self.loc.device)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
+        eps = E.empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -66,10 +65,10 @@ class Cauchy(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return ember.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return E.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
-        return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return E.tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()

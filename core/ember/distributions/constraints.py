@@ -12,7 +12,8 @@ parametrized classes (``interval(lo, hi)``, ``integer_interval(lo, hi)``,
 """
 from __future__ import annotations
 
-import ember
+from .. import linalg
+from ..ops import namespace as E
 
 __all__ = [
     "Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
@@ -281,8 +282,8 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return ember.full(tuple(value.shape[:-2]), value.shape[-1] == value.shape[-2],
-                          dtype=ember.bool, device=value.device)
+        return E.full(tuple(value.shape[:-2]), value.shape[-1] == value.shape[-2],
+                      dtype=E.bool, device=value.device)
 
 
 class _Symmetric(_Square):
@@ -290,7 +291,7 @@ class _Symmetric(_Square):
         square = super().check(value)
         if not bool(square.all()):
             return square
-        return _all_matrix(ember.isclose(value, value.mT, atol=1e-6))
+        return _all_matrix(E.isclose(value, value.mT, atol=1e-6))
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -298,7 +299,7 @@ class _PositiveSemidefinite(_Symmetric):
         sym = super().check(value)
         if not bool(sym.all()):
             return sym
-        return (ember.linalg.eigvalsh(value) >= 0).all(-1)
+        return (linalg.eigvalsh(value) >= 0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -306,7 +307,7 @@ class _PositiveDefinite(_Symmetric):
         sym = super().check(value)
         if not bool(sym.all()):
             return sym
-        return ember.linalg.cholesky_ex(value).info == 0
+        return linalg.cholesky_ex(value).info == 0
 
 
 class _Cat(Constraint):
@@ -332,7 +333,7 @@ class _Cat(Constraint):
         for constr, length in zip(self.cseq, self.lengths):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
             start += length
-        return ember.cat(checks, self.dim)
+        return E.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -353,7 +354,7 @@ class _Stack(Constraint):
 
     def check(self, value):
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return ember.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+        return E.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
 
 
 dependent = _Dependent()

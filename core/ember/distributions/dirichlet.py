@@ -1,7 +1,8 @@
 """The Dirichlet distribution (``torch.distributions.Dirichlet``)."""
 from __future__ import annotations
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.nn.functional import one_hot
 from ember.tensor import Tensor
 
@@ -52,9 +53,9 @@ class Dirichlet(Distribution):
         mode = conc_m1 / conc_m1.sum(-1, keepdim=True)
         # NOTE: with every a_i < 1 the density is unbounded at every corner; torch returns
         # the first corner (its argmax over NaNs), and so does ember
-        corner = one_hot(ember.zeros_like(self.concentration[..., 0], dtype=ember.int64),
+        corner = one_hot(E.zeros_like(self.concentration[..., 0], dtype=E.int64),
                          self.event_shape[0]).to(mode.dtype)
-        return ember.where((self.concentration < 1).all(-1, keepdim=True), corner, mode)
+        return E.where((self.concentration < 1).all(-1, keepdim=True), corner, mode)
 
     @property
     def variance(self):
@@ -64,20 +65,20 @@ class Dirichlet(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             g = standard_gamma(self.concentration.expand(shape))
-            return (g / g.sum(-1, keepdim=True)).clamp(min=ember.finfo(g.dtype).tiny)
+            return (g / g.sum(-1, keepdim=True)).clamp(min=E.finfo(g.dtype).tiny)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return (ember.xlogy(c - 1.0, value).sum(-1) + ember.lgamma(c.sum(-1))
-                - ember.lgamma(c).sum(-1))
+        return (E.xlogy(c - 1.0, value).sum(-1) + E.lgamma(c.sum(-1))
+                - E.lgamma(c).sum(-1))
 
     def entropy(self):
         c = self.concentration
         k = c.shape[-1]
         a0 = c.sum(-1)
-        return (ember.lgamma(c).sum(-1) - ember.lgamma(a0) - (k - a0) * ember.digamma(a0)
-                - ((c - 1.0) * ember.digamma(c)).sum(-1))
+        return (E.lgamma(c).sum(-1) - E.lgamma(a0) - (k - a0) * E.digamma(a0)
+                - ((c - 1.0) * E.digamma(c)).sum(-1))

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import warnings
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.tensor import Size, Tensor
 
 from . import constraints
@@ -132,7 +133,7 @@ class Distribution:
     def sample(self, sample_shape=Size()):
         """A sample of shape ``sample_shape + batch_shape + event_shape``, not tracked by
         autograd."""
-        with ember.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=Size()):
@@ -166,7 +167,7 @@ class Distribution:
 
     def perplexity(self):
         """``exp(entropy())``, shape ``batch_shape``."""
-        return ember.exp(self.entropy())
+        return E.exp(self.entropy())
 
     def _extended_shape(self, sample_shape=Size()) -> Size:
         """``sample_shape + batch_shape + event_shape``."""

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-import ember
-
+from ..ops import namespace as E
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -41,7 +40,7 @@ class Exponential(Distribution):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.rate)
+        return E.zeros_like(self.rate)
 
     @property
     def stddev(self):
@@ -53,7 +52,7 @@ class Exponential(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.empty(shape, dtype=self.rate.dtype, device=self.rate.device).exponential_()
+        eps = E.empty(shape, dtype=self.rate.dtype, device=self.rate.device).exponential_()
         return eps / self.rate
 
     def log_prob(self, value):
@@ -64,10 +63,10 @@ class Exponential(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 1 - ember.exp(-self.rate * value)
+        return 1 - E.exp(-self.rate * value)
 
     def icdf(self, value):
-        return -ember.log1p(-value) / self.rate
+        return -E.log1p(-value) / self.rate
 
     def entropy(self):
-        return 1.0 - ember.log(self.rate)
+        return 1.0 - E.log(self.rate)

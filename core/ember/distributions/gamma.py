@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numbers
 
-import ember
-
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 from . import constraints
 from ._samplers import standard_gamma
 from .distribution import Distribution
@@ -55,24 +55,24 @@ class Gamma(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-            return value.clamp(min=ember.finfo(value.dtype).tiny)
+            return value.clamp(min=E.finfo(value.dtype).tiny)
 
     def log_prob(self, value):
-        value = ember.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        value = E.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
-        return (ember.xlogy(self.concentration, self.rate)
-                + ember.xlogy(self.concentration - 1, value)
-                - self.rate * value - ember.lgamma(self.concentration))
+        return (E.xlogy(self.concentration, self.rate)
+                + E.xlogy(self.concentration - 1, value)
+                - self.rate * value - E.lgamma(self.concentration))
 
     def cdf(self, value):
-        value = ember.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        value = E.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
-        return ember.igamma(self.concentration, self.rate * value)
+        return E.igamma(self.concentration, self.rate * value)
 
     def entropy(self):
         c = self.concentration
-        return c - ember.log(self.rate) + ember.lgamma(c) + (1.0 - c) * ember.digamma(c)
+        return c - E.log(self.rate) + E.lgamma(c) + (1.0 - c) * E.digamma(c)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numbers
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
@@ -64,7 +65,7 @@ class Geometric(Distribution):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.probs)
+        return E.zeros_like(self.probs)
 
     @property
     def variance(self):
@@ -72,10 +73,10 @@ class Geometric(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        tiny = ember.finfo(self.probs.dtype).tiny
-        with ember.no_grad():
-            u = ember.empty(shape, dtype=self.probs.dtype,
-                            device=self.probs.device).uniform_(tiny, 1)
+        tiny = E.finfo(self.probs.dtype).tiny
+        with no_grad():
+            u = E.empty(shape, dtype=self.probs.dtype,
+                        device=self.probs.device).uniform_(tiny, 1)
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):
@@ -83,7 +84,7 @@ class Geometric(Distribution):
             self._validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         # NOTE: p = 1 at k = 0 would give 0 * log(0) = NaN; its mass there is 1
-        probs = ember.where((probs == 1) & (value == 0), 0.0, probs)
+        probs = E.where((probs == 1) & (value == 0), 0.0, probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):

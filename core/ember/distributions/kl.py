@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import math
 
-import ember
+from ember import linalg
+from ember.ops import namespace as E
 from ember.nn.functional import softplus
 
 from .bernoulli import Bernoulli
@@ -86,7 +87,7 @@ def kl_divergence(p, q):
 
 
 def _infs_like(t):
-    return ember.full_like(t, math.inf)
+    return E.full_like(t, math.inf)
 
 
 @register_kl(Normal, Normal)
@@ -104,16 +105,16 @@ def _kl_lognormal_lognormal(p, q):
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
     t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
-    t1 = ember.where(p.probs == 0, 0.0, ember.where(q.probs == 0, math.inf, t1))
+    t1 = E.where(p.probs == 0, 0.0, E.where(q.probs == 0, math.inf, t1))
     t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
-    t2 = ember.where(p.probs == 1, 0.0, ember.where(q.probs == 1, math.inf, t2))
+    t2 = E.where(p.probs == 1, 0.0, E.where(q.probs == 1, math.inf, t2))
     return t1 + t2
 
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p, q):
     t = p.probs * (p.logits - q.logits)
-    t = ember.where(p.probs == 0, 0.0, ember.where(q.probs == 0, math.inf, t))
+    t = E.where(p.probs == 0, 0.0, E.where(q.probs == 0, math.inf, t))
     return t.sum(-1)
 
 
@@ -126,7 +127,7 @@ def _kl_onehotcategorical_onehotcategorical(p, q):
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     # NOTE: infinite where p puts mass outside q's support
-    return ember.where((q.low > p.low) | (q.high < p.high), math.inf, result)
+    return E.where((q.low > p.low) | (q.high < p.high), math.inf, result)
 
 
 @register_kl(Exponential, Exponential)
@@ -138,8 +139,8 @@ def _kl_exponential_exponential(p, q):
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * (p.rate / q.rate).log()
-    t2 = ember.lgamma(q.concentration) - ember.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * ember.digamma(p.concentration)
+    t2 = E.lgamma(q.concentration) - E.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * E.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -148,11 +149,11 @@ def _kl_gamma_gamma(p, q):
 def _kl_beta_beta(p, q):
     sum_p = p.concentration1 + p.concentration0
     sum_q = q.concentration1 + q.concentration0
-    t1 = ember.lgamma(q.concentration1) + ember.lgamma(q.concentration0) + ember.lgamma(sum_p)
-    t2 = ember.lgamma(p.concentration1) + ember.lgamma(p.concentration0) + ember.lgamma(sum_q)
-    t3 = (p.concentration1 - q.concentration1) * ember.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * ember.digamma(p.concentration0)
-    t5 = (sum_q - sum_p) * ember.digamma(sum_p)
+    t1 = E.lgamma(q.concentration1) + E.lgamma(q.concentration0) + E.lgamma(sum_p)
+    t2 = E.lgamma(p.concentration1) + E.lgamma(p.concentration0) + E.lgamma(sum_q)
+    t3 = (p.concentration1 - q.concentration1) * E.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * E.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * E.digamma(sum_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -160,10 +161,10 @@ def _kl_beta_beta(p, q):
 def _kl_dirichlet_dirichlet(p, q):
     sum_p = p.concentration.sum(-1)
     sum_q = q.concentration.sum(-1)
-    t1 = ember.lgamma(sum_p) - ember.lgamma(sum_q)
-    t2 = (ember.lgamma(p.concentration) - ember.lgamma(q.concentration)).sum(-1)
+    t1 = E.lgamma(sum_p) - E.lgamma(sum_q)
+    t2 = (E.lgamma(p.concentration) - E.lgamma(q.concentration)).sum(-1)
     t3 = p.concentration - q.concentration
-    t4 = ember.digamma(p.concentration) - ember.digamma(sum_p).unsqueeze(-1)
+    t4 = E.digamma(p.concentration) - E.digamma(sum_p).unsqueeze(-1)
     return t1 - t2 + (t3 * t4).sum(-1)
 
 
@@ -177,10 +178,10 @@ def _kl_mvn_mvn(p, q):
     half_term1 = qL.diagonal(dim1=-2, dim2=-1).log().sum(-1) \
         - pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     n = p.event_shape[0]
-    batch = tuple(ember.broadcast_shapes(qL.shape[:-2], pL.shape[:-2]))
+    batch = tuple(E.broadcast_shapes(qL.shape[:-2], pL.shape[:-2]))
     # tr(Sq^-1 Sp) = |Lq^-1 Lp|_F^2
-    term2 = ember.linalg.solve_triangular(qL.expand(batch + (n, n)), pL.expand(batch + (n, n)),
-                                          upper=False).pow(2).sum((-2, -1))
+    term2 = linalg.solve_triangular(qL.expand(batch + (n, n)), pL.expand(batch + (n, n)),
+                                    upper=False).pow(2).sum((-2, -1))
     term3 = _batch_mahalanobis(qL, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 
@@ -201,7 +202,7 @@ def _kl_laplace_laplace(p, q):
     loc_abs_diff = (p.loc - q.loc).abs()
     t1 = -scale_ratio.log()
     t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * ember.exp(-loc_abs_diff / p.scale)
+    t3 = scale_ratio * E.exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
 
 
@@ -215,12 +216,12 @@ def _kl_cauchy_cauchy(p, q):
 
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
-    return ember.xlogy(p.rate, p.rate) - ember.xlogy(p.rate, q.rate) - (p.rate - q.rate)
+    return E.xlogy(p.rate, p.rate) - E.xlogy(p.rate, q.rate) - (p.rate - q.rate)
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - ember.log1p(-q.probs) / p.probs - q.logits
+    return -p.entropy() - E.log1p(-q.probs) / p.probs - q.logits
 
 
 @register_kl(Binomial, Binomial)
@@ -231,4 +232,4 @@ def _kl_binomial_binomial(p, q):
                                   "p.total_count is not implemented")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
                           - (-q.probs).log1p())
-    return ember.where(p.total_count > q.total_count, math.inf, kl)
+    return E.where(p.total_count > q.total_count, math.inf, kl)

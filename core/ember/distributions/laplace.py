@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-import ember
-
+from ..ops import namespace as E
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -54,25 +53,25 @@ class Laplace(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.finfo(self.loc.dtype).eps
+        eps = E.finfo(self.loc.dtype).eps
         # NOTE: u > -1 strictly, so log1p(-|u|) stays finite
-        u = ember.empty(shape, dtype=self.loc.dtype, device=self.loc.device).uniform_(eps - 1, 1)
-        return self.loc - self.scale * u.sign() * ember.log1p(-u.abs())
+        u = E.empty(shape, dtype=self.loc.dtype, device=self.loc.device).uniform_(eps - 1, 1)
+        return self.loc - self.scale * u.sign() * E.log1p(-u.abs())
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -ember.log(2 * self.scale) - ember.abs(value - self.loc) / self.scale
+        return -E.log(2 * self.scale) - E.abs(value - self.loc) / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
         z = value - self.loc
-        return 0.5 - 0.5 * z.sign() * ember.expm1(-z.abs() / self.scale)
+        return 0.5 - 0.5 * z.sign() * E.expm1(-z.abs() / self.scale)
 
     def icdf(self, value):
         term = value - 0.5
-        return self.loc - self.scale * term.sign() * ember.log1p(-2 * term.abs())
+        return self.loc - self.scale * term.sign() * E.log1p(-2 * term.abs())
 
     def entropy(self):
-        return 1 + ember.log(2 * self.scale)
+        return 1 + E.log(2 * self.scale)

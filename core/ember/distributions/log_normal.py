@@ -1,8 +1,7 @@
 """The log-normal distribution (``torch.distributions.LogNormal``)."""
 from __future__ import annotations
 
-import ember
-
+from .._base.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
 from .normal import Normal
@@ -60,7 +59,7 @@ class LogNormal(Distribution):
         return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
 
     def sample(self, sample_shape=()):
-        with ember.no_grad():
+        with no_grad():
             return self.base_dist.sample(sample_shape).exp()
 
     def rsample(self, sample_shape=()):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-import ember
+from ember import linalg
+from ember.ops import namespace as E
 from ember.tensor import Tensor
 
 from . import constraints
@@ -15,7 +16,7 @@ __all__ = ["MultivariateNormal"]
 
 def _batch_mv(bmat, bvec):
     """``bmat @ bvec`` for ``(..., n, n)`` matrices and ``(..., n)`` vectors, broadcasting."""
-    return ember.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+    return E.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
 def _batch_mahalanobis(bL, bx):
@@ -24,7 +25,7 @@ def _batch_mahalanobis(bL, bx):
 
     NOTE: torch reshapes ``x`` so one factor serves every sample; here ``L`` is broadcast
     against ``x`` by ``solve_triangular`` (simpler, same values)."""
-    return ember.linalg.solve_triangular(bL, bx.unsqueeze(-1), upper=False).squeeze(-1) \
+    return linalg.solve_triangular(bL, bx.unsqueeze(-1), upper=False).squeeze(-1) \
         .pow(2).sum(-1)
 
 
@@ -32,10 +33,10 @@ def _precision_to_scale_tril(P):
     """The lower Cholesky factor of ``P^-1``, without forming the inverse: flip ``P``,
     take its Cholesky factor, flip back (an upper factor ``U`` with ``P = U U^T``), then
     ``L = U^-T``."""
-    Lf = ember.linalg.cholesky(ember.flip(P, (-2, -1)))
-    L_inv = ember.flip(Lf, (-2, -1)).mT
-    eye = ember.eye(P.shape[-1], dtype=P.dtype, device=P.device)
-    return ember.linalg.solve_triangular(L_inv, eye, upper=False)
+    Lf = linalg.cholesky(E.flip(P, (-2, -1)))
+    L_inv = E.flip(Lf, (-2, -1)).mT
+    eye = E.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    return linalg.solve_triangular(L_inv, eye, upper=False)
 
 
 def _need_matrix(name, value):
@@ -87,14 +88,14 @@ class MultivariateNormal(Distribution):
                              "scale_tril may be specified.")
         (name, matrix), = given.items()
         _need_matrix(name, matrix)
-        batch_shape = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+        batch_shape = E.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
         if name == "scale_tril":
             self._unbroadcasted_scale_tril = matrix
         elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
 
@@ -118,11 +119,11 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return ember.matmul(L, L.mT).expand(self._matrix_shape())
+        return E.matmul(L, L.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
-        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+        return E.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             self._matrix_shape())
 
     @property

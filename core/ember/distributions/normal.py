@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 import numbers
 
-import ember
-
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
 from .utils import _standard_normal, broadcast_all
@@ -55,8 +55,8 @@ class Normal(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return E.normal(self.loc.expand(shape), self.scale.expand(shape))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -73,11 +73,11 @@ class Normal(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal()
-                                    / math.sqrt(2)))
+        return 0.5 * (1 + E.erf((value - self.loc) * self.scale.reciprocal()
+                                / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * E.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + E.log(self.scale)

@@ -1,7 +1,7 @@
 """The one-hot categorical distribution (``torch.distributions.OneHotCategorical``)."""
 from __future__ import annotations
 
-import ember
+from ember.ops import namespace as E
 from ember.nn.functional import one_hot
 
 from . import constraints
@@ -83,7 +83,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand=True):
         n = self.event_shape[0]
-        values = ember.eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = E.eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numbers
 
-import ember
-
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -47,11 +47,11 @@ class Poisson(Distribution):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            return ember.poisson(self.rate.expand(shape))
+        with no_grad():
+            return E.poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
-        return ember.xlogy(value, rate) - rate - (value + 1).lgamma()
+        return E.xlogy(value, rate) - rate - (value + 1).lgamma()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-import ember
-
+from ..ops import namespace as E
+from .._base.grad_mode import no_grad
 from . import constraints
 from ._samplers import standard_gamma
 from .distribution import Distribution
@@ -42,7 +42,7 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
-        return ember.where(self.df > 1, self.loc, math.nan)
+        return E.where(self.df > 1, self.loc, math.nan)
 
     @property
     def mode(self):
@@ -51,27 +51,27 @@ class StudentT(Distribution):
     @property
     def variance(self):
         df = self.df
-        finite = self.scale.pow(2) * df / (df - 2).clamp(min=ember.finfo(df.dtype).tiny)
-        return ember.where(df > 2, finite, ember.where(df > 1, math.inf, math.nan))
+        finite = self.scale.pow(2) * df / (df - 2).clamp(min=E.finfo(df.dtype).tiny)
+        return E.where(df > 2, finite, E.where(df > 1, math.inf, math.nan))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             x = _standard_normal(shape, dtype=self.df.dtype, device=self.df.device)
             chi2 = 2 * standard_gamma(0.5 * self.df.expand(shape))
-            return self.loc + self.scale * x * ember.rsqrt(chi2 / self.df)
+            return self.loc + self.scale * x * E.rsqrt(chi2 / self.df)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
         Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
-             + ember.lgamma(0.5 * self.df) - ember.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * ember.log1p(y ** 2.0 / self.df) - Z
+             + E.lgamma(0.5 * self.df) - E.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * E.log1p(y ** 2.0 / self.df) - Z
 
     def entropy(self):
         df = self.df
-        lbeta = ember.lgamma(0.5 * df) + math.lgamma(0.5) - ember.lgamma(0.5 * (df + 1))
+        lbeta = E.lgamma(0.5 * df) + math.lgamma(0.5) - E.lgamma(0.5 * (df + 1))
         return (self.scale.log() + 0.5 * (df + 1)
-                * (ember.digamma(0.5 * (df + 1)) - ember.digamma(0.5 * df))
+                * (E.digamma(0.5 * (df + 1)) - E.digamma(0.5 * df))
                 + 0.5 * df.log() + lbeta)

@@ -4,8 +4,7 @@ from __future__ import annotations
 import math
 import numbers
 
-import ember
-
+from ..ops import namespace as E
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -63,7 +62,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        rand = ember.rand(shape, dtype=self.low.dtype, device=self.low.device)
+        rand = E.rand(shape, dtype=self.low.dtype, device=self.low.device)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -71,7 +70,7 @@ class Uniform(Distribution):
             self._validate_sample(value)
         lb = (self.low <= value).to(self.low.dtype)
         ub = (self.high > value).to(self.low.dtype)
-        return ember.log(lb * ub) - ember.log(self.high - self.low)
+        return E.log(lb * ub) - E.log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:
@@ -82,4 +81,4 @@ class Uniform(Distribution):
         return value * (self.high - self.low) + self.low
 
     def entropy(self):
-        return ember.log(self.high - self.low)
+        return E.log(self.high - self.low)

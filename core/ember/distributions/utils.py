@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import numbers
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import enable_grad
 from ember.tensor import Size, Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property",
@@ -29,24 +30,24 @@ def broadcast_all(*values):
         raise ValueError(f"Input arguments must all be instances of Number or ember.Tensor, "
                          f"got {bad}")
     if not all(isinstance(v, Tensor) for v in values):
-        options = {"dtype": ember.get_default_dtype()}
+        options = {"dtype": E.get_default_dtype()}
         for v in values:
             if isinstance(v, Tensor):
                 options = {"dtype": v.dtype, "device": v.device}
                 break
-        values = [v if isinstance(v, Tensor) else ember.tensor(float(v), **options)
+        values = [v if isinstance(v, Tensor) else E.tensor(float(v), **options)
                   for v in values]
-    return ember.broadcast_tensors(*values)
+    return E.broadcast_tensors(*values)
 
 
 def _standard_normal(shape, dtype, device):
-    return ember.empty(shape, dtype=dtype, device=device).normal_()
+    return E.empty(shape, dtype=dtype, device=device).normal_()
 
 
 def _uniform_open(shape, dtype, device):
     """Uniform draws in the open interval ``(0, 1)``: the ends would give ``log(0)``."""
-    tiny = ember.finfo(dtype).tiny
-    return ember.empty(shape, dtype=dtype, device=device).uniform_(tiny, 1.0)
+    tiny = E.finfo(dtype).tiny
+    return E.empty(shape, dtype=dtype, device=device).uniform_(tiny, 1.0)
 
 
 def _sum_rightmost(value, dim: int):
@@ -64,14 +65,14 @@ def logits_to_probs(logits, is_binary: bool = False):
     """Probabilities from logits: ``sigmoid`` (binary: log-odds) or ``softmax`` over the
     last dim (unnormalized log-probabilities). Same shape and dtype as ``logits``."""
     if is_binary:
-        return ember.sigmoid(logits)
-    return ember.softmax(logits, dim=-1)
+        return E.sigmoid(logits)
+    return E.softmax(logits, dim=-1)
 
 
 def clamp_probs(probs):
     """``probs`` clamped to ``[eps, 1 - eps]`` (``eps`` = the dtype's machine epsilon), so
     that their logs are finite."""
-    eps = ember.finfo(probs.dtype).eps
+    eps = E.finfo(probs.dtype).eps
     return probs.clamp(min=eps, max=1 - eps)
 
 
@@ -80,8 +81,8 @@ def probs_to_logits(probs, is_binary: bool = False):
     each event's probability). Probabilities are clamped first (``clamp_probs``)."""
     ps = clamp_probs(probs)
     if is_binary:
-        return ember.log(ps) - ember.log1p(-ps)
-    return ember.log(ps)
+        return E.log(ps) - E.log1p(-ps)
+    return E.log(ps)
 
 
 class lazy_property:
@@ -99,7 +100,7 @@ class lazy_property:
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return self
-        with ember.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value

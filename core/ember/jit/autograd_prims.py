@@ -37,6 +37,7 @@ from typing import Optional
 
 from ember.jit.interpreter import register_prim, run_block
 from ember.jit.ir_types import JitType, ListType, TensorType, TupleType
+from ember.ops import namespace as E
 
 __all__ = ["AUTOGRAD_ZERO", "AUTOGRAD_ANY_NONZERO", "AUTOGRAD_ADD", "GRAD_OF",
            "any_defined", "autograd_add", "run_grad_of", "zero_type"]
@@ -73,8 +74,7 @@ def autograd_add(a, b):
         return b
     if b is None:
         return a
-    import ember
-    return ember.add(a, b)
+    return E.add(a, b)
 
 
 def run_grad_of(node, args, env: Optional[dict] = None, on_value=None) -> list:

@@ -31,6 +31,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ember._base.registry import ensure_loaded, table
 from ember.jit.interpreter import register_prim, register_prim_factory, run_graph
 from ember.jit.ir_types import TensorType
 from ember.jit.kinds import prim
@@ -131,8 +132,8 @@ def _broadcasting_chunk(node, args) -> list:
 @register_prim(FUSED_CONCAT)
 def _fused_concat(node, args):
     # a group that runs unfused concatenates as cat does, and raises cat's errors
-    import ember
-    return [ember.cat(list(args), node.attr("dim"))]
+    from ember.ops import namespace as E
+    return [E.cat(list(args), node.attr("dim"))]
 
 
 class FusionDeclined(Exception):
@@ -181,19 +182,21 @@ def can_fuse_node(fuser, node) -> bool:
 
 
 # ---- the registry -------------------------------------------------------------------------
+# FUSERS is the ember_fusers hook's table: the plugin manager registers each plugin's
+# fusers there by owner; register_fuser's choices (_explicit) win over it
+FUSERS = table("ember_fusers")
 _lock = threading.Lock()
 _explicit: dict[str, object] = {}
-_plugin_cache: tuple = (-1, {})  # (plugin manager generation, {device_type: fuser})
+_plugin_cache: tuple = (-1, {})  # (FUSERS.version, {device_type: fuser})
 
 
 def _plugin_fusers() -> dict:
     global _plugin_cache
-    from ember.plugins import manager
-    manager.ensure_loaded()
-    generation, fusers = _plugin_cache
-    if generation != manager.generation:
-        fusers = {f.device_type: f for f in manager.registered["ember_fusers"]}
-        _plugin_cache = (manager.generation, fusers)
+    ensure_loaded()
+    version, fusers = _plugin_cache
+    if version != FUSERS.version:
+        fusers = {f.device_type: f for f in FUSERS.items(load=False)}
+        _plugin_cache = (FUSERS.version, fusers)
     return fusers
 
 

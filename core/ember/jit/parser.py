@@ -27,6 +27,7 @@ from typing import Any
 from ember.jit import ir_types as T
 from ember.jit.attributes import PyObjectRef
 from ember.jit.ir import Graph
+from ember.ops import namespace as E
 from ember.types import all_scalar_types
 
 __all__ = ["parse_ir", "parse_type", "IRParseError"]
@@ -278,7 +279,6 @@ class _Parser:
         return tok[1], self.attr_value()
 
     def attr_value(self) -> Any:
-        import ember
         tok = self.peek()
         kind, s = tok[0], tok[1]
         self.i += 1
@@ -303,7 +303,7 @@ class _Parser:
             if s == "device" and self.take("("):
                 d = json.loads(self.expect_kind("string", 'a device string "cpu"')[1])
                 self.expect(")")
-                return ember.Device(d)
+                return E.Device(d)
             if s == "pyobj" and self.take("("):
                 name = json.loads(self.expect_kind("string", 'a dotted name "mod.Fn"')[1])
                 self.expect(")")
@@ -316,7 +316,6 @@ class _Parser:
                         "device(...), tensor(...), pyobj(...), list, tuple or subgraph label)")
 
     def tensor(self):
-        import ember
         data = self.attr_value()
         opts = {"dtype": None, "device": None, "shape": None}
         while self.take(","):
@@ -326,7 +325,7 @@ class _Parser:
             self.expect("=")
             opts[tok[1]] = self.attr_value()
         self.expect(")")
-        t = ember.tensor(data, dtype=opts["dtype"], device=opts["device"])
+        t = E.tensor(data, dtype=opts["dtype"], device=opts["device"])
         return t if opts["shape"] is None else t.reshape(opts["shape"])
 
     # -- types -----------------------------------------------------------------------------

@@ -24,12 +24,16 @@ Stages (a custom pass registered for a stage runs where ``pipeline()`` shows it)
 
 A pass is ``fn(graph) -> None`` (in place) or ``fn(graph) -> Graph`` (a replacement).
 Register one with :func:`register_pass` or from a plugin through the ``ember_jit_passes``
-hook (``(stage, fn)`` pairs). After a custom or plugin pass the graph is linted and its
-inputs and outputs compared with those before it; a pass that raises or leaves a broken
-graph is reported once per compile (``JitPassWarning``, naming it and what it broke) and
-skipped: the pipeline goes on from a copy of the graph taken before it, with the later
-passes. A built-in pass that raises makes the plan fall back to the graph after the
-required passes only: the function still runs, unoptimized.
+hook (``(stage, fn)`` pairs). ``PASSES`` is that hook's table: the plugin manager
+registers each plugin's pairs there by owner, and the composition root registers the
+built-in passes (:func:`builtin_passes`, ``PassEntry`` objects) through the same call with
+the owner ``"ember"``; :func:`pipeline` places each where its origin runs. After a custom
+or plugin pass the graph is linted and its inputs and outputs compared with those before
+it; a pass that raises or leaves a broken graph is reported once per compile
+(``JitPassWarning``, naming it and what it broke) and skipped: the pipeline goes on from a
+copy of the graph taken before it, with the later passes. A built-in pass that raises
+makes the plan fall back to the graph after the required passes only: the function still
+runs, unoptimized.
 
 ``EMBER_JIT_LOG=peephole,fuse_graph`` prints the graph after those passes (``all`` for
 every pass) to the ``ember.jit`` logger at INFO, and to stderr when that logger has no
@@ -55,7 +59,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..plugins import manager as _manager
+from .._base.registry import BUILTIN, generation as _tables_generation, table
 
 __all__ = ["STAGES", "PassEntry", "register_pass", "pipeline", "JitPassWarning",
            "PassHandle", "run_pass", "log_targets", "log_enabled", "emit_log",
@@ -155,6 +159,17 @@ _BUILTINS = [
 _TAKES_INPUTS = {"propagate_shapes": (False,)}
 _TAKES_OPTIMIZER = {"differentiate"}
 
+
+
+def builtin_passes() -> list[PassEntry]:
+    """ember's own passes in the order they run, as ``PassEntry`` objects of origin
+    ``builtin`` (what ``ember._build`` registers in ``PASSES`` with the owner ``"ember"``)."""
+    return [PassEntry(s, n, _builtin(m, f), "builtin", note,
+                      takes_inputs=n in _TAKES_INPUTS, takes_optimizer=n in _TAKES_OPTIMIZER)
+            for s, n, m, f, note in _BUILTINS]
+
+
+PASSES = table("ember_jit_passes")
 AUTODIFF_SUBGRAPH_NODE_THRESHOLD = 2   # the seeds' autodiffSubgraphNodeThreshold
 AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5  # the seeds' autodiffSubgraphInlineThreshold
 _inlining = [True]
@@ -205,7 +220,7 @@ def autodiff_subgraph_inlining() -> bool:
 
 def generation() -> int:
     """Changes whenever a custom pass is added or removed, or plugins reload."""
-    return _generation[0] * 1000 + _manager.generation
+    return _generation[0] * 1000 + _tables_generation()
 
 
 def register_pass(fn: Callable, stage: str = "nondiff", name: Optional[str] = None) -> PassHandle:
@@ -229,18 +244,22 @@ def register_pass(fn: Callable, stage: str = "nondiff", name: Optional[str] = No
     return PassHandle(entry)
 
 
-def _plugin_passes() -> list[PassEntry]:
-    _manager.ensure_loaded()
-    out = []
-    for stage, fn in _manager.registered.get("ember_jit_passes", ()):
+def _registered_passes() -> tuple[list[PassEntry], list[PassEntry]]:
+    """``(builtin, plugin)`` entries of ``PASSES`` (plugins load first)."""
+    builtin, out = [], []
+    for owner, item in PASSES.entries():
+        if owner == BUILTIN:
+            builtin.append(item)
+            continue
+        stage, fn = item
         if stage not in STAGES:
             warnings.warn(f"ignoring a plugin JIT pass {fn!r} for unknown stage {stage!r} "
                           f"(stages: {', '.join(STAGES)})", JitPassWarning, stacklevel=2)
             continue
-        owner = getattr(fn, "__module__", "?").split(".")[0]
+        owner = getattr(fn, "__module__", "?").split(".")[0]   # today's origin names
         out.append(PassEntry(stage, getattr(fn, "__qualname__", repr(fn)), fn,
                              f"plugin:{owner}"))
-    return out
+    return builtin, out
 
 
 def pipeline() -> list[PassEntry]:
@@ -248,16 +267,15 @@ def pipeline() -> list[PassEntry]:
     they run: at the start of ``nondiff`` and ``autodiff``, at the end of other stages."""
     with _lock:
         custom = list(_custom)
-    custom = _plugin_passes() + custom
+    builtin, plugin = _registered_passes()
+    custom = plugin + custom
     out: list[PassEntry] = []
     for stage in STAGES:
         mine = [c for c in custom if c.stage == stage]
         first = stage in ("nondiff", "autodiff")
         if first:
             out += mine
-        out += [PassEntry(s, n, _builtin(m, f), "builtin", note,
-                          takes_inputs=n in _TAKES_INPUTS, takes_optimizer=n in _TAKES_OPTIMIZER)
-                for s, n, m, f, note in _BUILTINS if s == stage]
+        out += [b for b in builtin if b.stage == stage]
         if not first:
             out += mine
     return out

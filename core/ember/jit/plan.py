@@ -20,10 +20,11 @@ with no gradient needed, on float32 CPU tensors, ``plan.code`` reads::
 Two ways to run an op node:
 
 - *array mode*, when no gradient can be needed: the backend kernel (here, the one ufunc
-  each kernel would call) is called on arrays, with the argument conversions and dim
-  wrapping the op's wrapper would do done once, at plan time. ``plan_array_mode.py``
-  lowers these nodes and says when it applies (known operand types, operands already of
-  the result dtype, a plain kernel).
+  each kernel would call) is called on arrays, with the argument conversions (the table
+  the wrappers are written from: ``ops/arguments.py``) and dim wrapping the op's wrapper
+  would do done once, at plan time. ``plan_array_mode.py`` lowers these nodes and says
+  when it applies (known operand types, operands already of the result dtype, a plain
+  kernel).
 - *tensor mode*: the op's generated wrapper is called on Tensors, so autograd records as
   in eager mode; used for every node when a gradient may be needed, and for the nodes
   array mode cannot take.

@@ -42,6 +42,7 @@ import numpy as np
 from .. import dispatch as _d
 from ..backends import registry as _registry
 from ..backends.kernels.array_form import UfuncForm, ufunc_form
+from ..ops import arguments as _arguments
 from ..ops.native import DIM_ARG_NAMES
 from .ir_types import ListType, TensorType
 from .kinds import prim
@@ -79,32 +80,13 @@ def is_tensor_list(v) -> bool:
     return isinstance(v.type, ListType) and isinstance(v.type.elem, TensorType)
 
 
-# schema type of a non-Tensor argument -> the dispatch check a generated wrapper runs on it
-# (ops/codegen.py ``_check``), as (for one value, for a list: also given the list's size)
-# NOTE: the wrappers spell the same choice in generated source; one table in dispatch.py
-# that both read is the issue-38 follow-up (it needs ops/codegen.py to read it)
-_CONVERSIONS = {
-    "int": (_d.check_int, _d.check_int_list), "SymInt": (_d.check_int, _d.check_int_list),
-    "bool": (_d.check_bool, _d.check_bool_list), "float": (_d.check_float, None),
-    "Scalar": (_d.check_scalar, None), "str": (_d.check_str, None),
-    "ScalarType": (_d.check_dtype, None),
-}
-
-
 def _convert_arg(a, value, op: str, pos: int):
-    """Apply the wrapper's conversion of a non-Tensor argument to a constant ``value``."""
-    t, n = a.type, a.name
-    if value is None and t.optional:
-        return None
-    if t.base == "Generator":
-        raise Unsupported("generator")
-    conversion = _CONVERSIONS.get(t.base)
-    if conversion is None:  # Device, Layout, ...: converted where used, as the wrappers do
-        return value
-    one, many = conversion
-    if t.is_list and many is not None:
-        return many(value, op, n, pos, t.size)
-    return one(value, op, n, pos)
+    """Apply the wrapper's conversion of a non-Tensor argument to a constant ``value``:
+    the one ``ARGUMENT_CONVERSIONS`` names for its schema type (``ops/arguments.py``, the
+    table the generated wrappers are written from), done once, here."""
+    if a.type.base == "Generator" and not (value is None and a.type.optional):
+        raise Unsupported("generator")  # (drawn from at run time: the wrapper's to do)
+    return _arguments.convert(a, value, op, pos)
 
 
 class _Lowering(NamedTuple):

@@ -30,9 +30,9 @@ compiles:
 - ``&`` and ``|`` (``bitwise_and``/``bitwise_or``, as on bool masks);
 - ``isinstance(x, Tensor)`` (a constant is not), ``and``, ``or`` and ``not`` on numbers,
   decided at compile time;
-- the helpers of ``ember.autograd.formulas`` that ``HELPERS`` writes out as formulas of
-  the above (``pow_backward_self``, ``clamp_backward``, ...), with the helper's arguments
-  bound to the caller's terms.
+- the helpers of ``ember.autograd.formulas`` named in ``HELPERS`` (``pow_backward_self``,
+  ``clamp_backward``, ...): their Python source is lowered, statement by statement, with
+  the helper's arguments bound to the caller's terms.
 
 Anything else (attribute reads such as ``self.shape``, helpers such as ``sum_to``,
 reductions) raises :class:`NotSymbolic` before any node is made; the caller keeps the
@@ -44,7 +44,9 @@ TorchScript for the differentiable-graph fuser) and ``tools/autograd/derivatives
 from __future__ import annotations
 
 import ast
+import inspect
 import operator
+import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Union
@@ -60,39 +62,20 @@ __all__ = ["HELPERS", "MATRIX_KINDS", "NotSymbolic", "compile_formula", "parse_f
 # linear layer is ops too (PyTorch's symbolic_script writes mm's and t's gradients)
 MATRIX_KINDS = frozenset({"ember::mm", "ember::bmm", "ember::t", "ember::transpose"})
 
-#: Helpers of :mod:`ember.autograd.formulas` written out as formulas: signature ->
-#: expression, in which the signature's names are the only ones bound. Each one does the
-#: helper's arithmetic in the helper's order (its bool masks may be built otherwise), so
-#: a compiled gradient equals the eager one bit for bit (PyTorch's symbolic_script writes
-#: the same gradients: ``pow_0``/``pow_1`` and ``clamp_1``). ``zeros_like(grad)``
-#: is ``where(grad < grad, grad, 0.0)``: the test is False even for NaN, and the result has
-#: grad's (floating) dtype. ``is None`` does not compile on a tensor, so an optional
-#: argument is tested with ``isinstance`` first. A number base (``2 ** x``) does not
-#: compile: the helper takes the log of ``tensor(self, dtype=result.dtype)``, which no
-#: pointwise op computes.
-HELPERS = {
-    "pow_backward_self(grad, self, exponent)":
-        "where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))"
-        " if isinstance(exponent, Tensor) else"
-        " where(grad < grad, grad, 0.0) if exponent == 0 else"
-        " grad * exponent * self.pow(exponent - 1)",
-    "pow_backward_exponent(grad, self, exponent, result)":
-        "where((self == 0) & (exponent >= 0), 0.0, grad * result * self.log())",
-    "clamp_backward(grad, self, min, max)":  # the forward raises when both are None
-        "where(self <= max, grad, 0.0) if not isinstance(min, Tensor) and min is None else"
-        " where(self >= min, grad, 0.0) if not isinstance(max, Tensor) and max is None else"
-        " where((self >= min) & (self <= max), grad, 0.0)",
-    "clamp_backward_min(grad, self, min, max)":  # max wins ties: never when min >= max
-        "where(self < min, grad, 0.0) if not isinstance(max, Tensor) and max is None else"
-        " where((self < min) & (min < max), grad, 0.0)",
-    "clamp_backward_max(grad, self, min, max)":
-        "where(self > max, grad, 0.0) if not isinstance(min, Tensor) and min is None else"
-        " where((self > max) | (min > max), grad, 0.0)",
-    # NOTE: eager picks the product's layout from mat2's strides, which a graph does not
-    # know; the graph computes the row-major form: the same product, and where eager takes
-    # the column-major form the same values up to the GEMM's summation order
-    "mm_mat2_backward(grad, mat1, mat2, alpha)": "maybe_multiply(mat1.t().mm(grad), alpha)",
-}
+#: Helpers of :mod:`ember.autograd.formulas` the lowering writes out from their own
+#: source (``inspect.getsource``): the helper stays the one definition of its math, which
+#: eager autograd runs and the JIT lowers, so a compiled gradient does the helper's
+#: arithmetic in the helper's order and equals the eager one bit for bit (PyTorch's
+#: symbolic_script restates ``pow_0``/``pow_1`` and ``clamp_1`` instead). A helper body may
+#: hold assignments, ``if`` statements whose tests are known at compile time and
+#: ``return``; ``E.<op>`` is the ember op. A number base (``2 ** x``) does not compile:
+#: the helper takes the log of ``E.tensor(self, dtype=result.dtype)``, which no pointwise
+#: op computes. ``is_column_major`` is False on a graph value (a graph does not know
+#: strides): the graph computes the row-major product, the same values up to the GEMM's
+#: summation order where eager picks the column-major one. Other helpers are left out on
+#: purpose: naming one here makes more ops symbolically differentiable.
+HELPERS = ("pow_backward_self", "pow_backward_exponent", "clamp_backward",
+           "clamp_backward_min", "clamp_backward_max", "mm_mat2_backward")
 
 
 class NotSymbolic(Exception):
@@ -161,21 +144,63 @@ def _is_tensor(v: Value) -> bool:
 
 @lru_cache(maxsize=None)
 def _helper(name: str):
-    """``(parameter names, parsed expression)`` of the ``HELPERS`` entry for ``name``, or
-    None when there is none."""
-    for signature, expression in HELPERS.items():
-        call = ast.parse(signature, mode="eval").body
-        if call.func.id == name:
-            return tuple(a.id for a in call.args), parse_formula(expression)
-    return None
+    """``(parameter names, body statements, module globals)`` of the helper ``name`` of
+    :mod:`ember.autograd.formulas` when ``HELPERS`` names it, else None."""
+    if name not in HELPERS:
+        return None
+    from ember.autograd import formulas
+    fn = getattr(formulas, name)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError):  # no source shipped (a .pyc-only install): stay opaque
+        raise NotSymbolic(f"the source of the helper {name!r} is not available") from None
+    if not isinstance(tree, ast.FunctionDef) or tree.args.vararg or tree.args.kwarg or \
+            tree.args.kwonlyargs or tree.args.defaults:
+        raise NotSymbolic(f"the helper {name!r} is not a plain function of its arguments")
+    return tuple(a.arg for a in tree.args.args), tuple(tree.body), fn.__globals__
+
+
+_NO_RETURN = object()
 
 
 class _Lowering:
     """The expression as a tree of terms; checks everything before a node is made. ``env``
-    maps names to graph values, or (in a helper's body) to the caller's terms."""
+    maps names to graph values, or (in a helper's body) to the caller's terms and the
+    helper's locals; ``module`` is a helper's globals (its ``E`` is ember), else None."""
 
-    def __init__(self, env: dict):
+    def __init__(self, env: dict, module: dict | None = None):
         self.env = env
+        self.module = module
+
+    def _is_ember(self, e: ast.expr) -> bool:
+        """Whether ``e`` names the op namespace in a helper's body (``E`` of ``E.where``:
+        ``ember.ops.namespace``, or ``ember`` itself)."""
+        return self.module is not None and isinstance(e, ast.Name) and \
+            e.id not in self.env and \
+            getattr(self.module.get(e.id), "__name__", "") in ("ember", "ember.ops.namespace")
+
+    def statements(self, body) -> _Term:
+        """A helper's body: assignments to one name, ``if`` on a compile-time test, and
+        ``return``; the returned term (``_NO_RETURN`` when the statements fall through)."""
+        for s in body:
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+                continue  # the docstring
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], ast.Name):
+                self.env[s.targets[0].id] = self.term(s.value)
+            elif isinstance(s, ast.If):
+                test = self.term(s.test)
+                if not isinstance(test, _Num):
+                    raise NotSymbolic(f"a condition known only at run time "
+                                      f"({ast.unparse(s.test)!r})")
+                out = self.statements(s.body if test.value else s.orelse)
+                if out is not _NO_RETURN:
+                    return out
+            elif isinstance(s, ast.Return) and s.value is not None:
+                return self.term(s.value)
+            else:
+                raise NotSymbolic(f"the statement {ast.unparse(s)!r} of a helper")
+        return _NO_RETURN
 
     def term(self, e: ast.expr) -> _Term:
         method = getattr(self, "_" + type(e).__name__, None)
@@ -234,9 +259,13 @@ class _Lowering:
             raise NotSymbolic(f"chained comparison {ast.unparse(e)!r}")
         a, b, op = self.term(e.left), self.term(e.comparators[0]), e.ops[0]
         if isinstance(op, (ast.Is, ast.IsNot)):
-            if not (isinstance(a, _Num) and isinstance(b, _Num)):
-                raise NotSymbolic(f"'is' on a tensor ({ast.unparse(e)!r})")
-            return _Num((a.value is b.value) == isinstance(op, ast.Is))
+            if isinstance(a, _Num) and isinstance(b, _Num):
+                return _Num((a.value is b.value) == isinstance(op, ast.Is))
+            if self.module is not None and isinstance(b, _Num) and b.value is None:
+                # a helper tests its optional arguments so (``if min is None``); a term
+                # bound to one is a tensor. Formulas keep the stricter rule
+                return _Num(isinstance(op, ast.IsNot))
+            raise NotSymbolic(f"'is' on a tensor ({ast.unparse(e)!r})")
         name = _COMPARE.get(type(op))
         if name is None:
             raise NotSymbolic(f"the comparison in {ast.unparse(e)!r}")
@@ -273,6 +302,8 @@ class _Lowering:
                 any(k.arg is None for k in e.keywords):
             raise NotSymbolic(f"*args or **kwargs in {ast.unparse(e)!r}")
         kwargs = {k.arg: self.term(k.value) for k in e.keywords}
+        if isinstance(e.func, ast.Attribute) and self._is_ember(e.func.value):
+            return self._function(e.func.attr, args, kwargs, e)  # E.where(...) in a helper
         if isinstance(e.func, ast.Attribute):  # a method: x.cos(), grad.masked_fill(m, 0)
             receiver = self.term(e.func.value)
             if isinstance(receiver, _Num):
@@ -283,7 +314,12 @@ class _Lowering:
             return _op_call(e.func.attr, [receiver] + args, kwargs, e)
         if not isinstance(e.func, ast.Name):
             raise NotSymbolic(f"the call {ast.unparse(e)!r}")
-        name = e.func.id
+        return self._function(e.func.id, args, kwargs, e)
+
+    def _function(self, name: str, args: list, kwargs: dict, e: ast.Call) -> _Term:
+        """A call of a formula helper or of the ember function ``name``."""
+        if name == "is_column_major" and len(args) == 1 and not kwargs:
+            return _Num(False)  # see HELPERS: a graph value has no strides
         if name == "maybe_multiply" and len(args) == 2 and not kwargs:
             g, s = args
             if not isinstance(s, _Num):
@@ -292,28 +328,33 @@ class _Lowering:
         helper = _helper(name)
         if helper is not None:
             return self._expand(helper, args, kwargs, e)
-        import ember
         from ember.autograd.codegen import namespace
-        if namespace().get(name) is not getattr(ember, name, None):
+        from ember.ops import namespace as ops_namespace
+        if namespace().get(name) is not getattr(ops_namespace, name, None):
             raise NotSymbolic(f"{name!r} is a formula helper, not an ember op")
         return _op_call(name, args, kwargs, e)
 
     def _isinstance(self, e: ast.Call) -> _Num:
-        """``isinstance(x, Tensor)``, known at compile time."""
-        if len(e.args) != 2 or e.keywords or not isinstance(e.args[1], ast.Name) or \
-                e.args[1].id != "Tensor":
+        """``isinstance(x, Tensor)`` (``E.Tensor`` in a helper), known at compile time."""
+        cls = e.args[1] if len(e.args) == 2 else None
+        tensor = isinstance(cls, ast.Name) and cls.id == "Tensor" or \
+            isinstance(cls, ast.Attribute) and cls.attr == "Tensor" and self._is_ember(cls.value)
+        if e.keywords or not tensor:
             raise NotSymbolic(f"isinstance other than isinstance(x, Tensor) ({ast.unparse(e)!r})")
         return _Num(not isinstance(self.term(e.args[0]), _Num))
 
     def _expand(self, helper: tuple, args: list, kwargs: dict, e: ast.Call) -> _Term:
-        """A ``HELPERS`` entry's expression with its parameters bound to ``args`` and
-        ``kwargs`` (terms of the caller); it sees no other name."""
-        params, body = helper
+        """A ``HELPERS`` helper's body with its parameters bound to ``args`` and ``kwargs``
+        (terms of the caller); it sees no other name of the caller."""
+        params, body, module = helper
         if len(args) > len(params) or set(kwargs) - set(params[len(args):]) or \
                 len(args) + len(kwargs) != len(params):
             raise NotSymbolic(f"{ast.unparse(e)!r} does not match the helper's parameters "
                               f"{params}")
-        return _Lowering({**dict(zip(params, args)), **kwargs}).term(body)
+        out = _Lowering({**dict(zip(params, args)), **kwargs}, module).statements(body)
+        if out is _NO_RETURN:
+            raise NotSymbolic(f"the helper of {ast.unparse(e)!r} returns nothing")
+        return out
 
 
 def _num(value, e: ast.expr) -> _Num:

@@ -17,7 +17,9 @@ Also recorded: ``Tensor.to`` (``ember::_to_copy``) and indexing (``ember::index`
 ``ember::index_put_``), custom autograd Functions (``prim::PythonOp``), and calls of
 already traced functions (their graph is inlined). Turning a traced tensor into a Python
 bool, int, float or list gives a :class:`TracerWarning`: the trace keeps that value as a
-constant.
+constant. Those callers sit below the JIT and reach ``record_python``,
+``record_python_op``, ``warn_python_value`` and ``pause`` through the hook table
+``ember._base.hooks.TRACER`` (``tracer_hooks.py``), not by importing this module.
 
 Reference: PyTorch's tracer (``torch/csrc/jit/frontend/tracer.cpp``) and the seeds'
 "trace non-primitive ops as themselves" commit.

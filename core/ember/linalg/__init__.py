@@ -27,8 +27,7 @@ RuntimeError) is what a singular or non-positive-definite input raises.
 """
 from __future__ import annotations
 
-import ember as E
-
+from ..ops import namespace as E
 from ..backends.kernels.factorizations import LinAlgError
 from . import aliases, factorizations, legacy, norms, products, solvers, spectral  # noqa: F401
 

@@ -1,8 +1,7 @@
 """``torch.linalg`` names for ops that exist elsewhere, with linalg's defaults."""
 from __future__ import annotations
 
-import ember as E
-
+from ..ops import namespace as E
 from ..ops.composite import composite
 
 

@@ -2,13 +2,13 @@
 ``linalg_lu_factor_ex`` and ``lu_unpack``) and ``householder_product``."""
 from __future__ import annotations
 
-import ember as E
-
+from ..ops import namespace as E
+from .._base.grad_mode import is_grad_enabled
 from ..backends.kernels.factorizations import raise_lu_info
 from ..backends.kernels.factorizations.householder import householder_product
 from ..dispatch import wrap
 from ..errors import ShapeError
-from ..autograd import kernel_pair as _fused
+from .._base.tracing_state import STATE as _tracing
 from ..ops.composite import composite
 from ._checks import named, need_float, need_matrix, need_same_dtype
 
@@ -50,8 +50,8 @@ def _householder_product(input, tau):
     # product is two GEMMs and one solve instead of k rank-1 updates of (m, n).
     # NOTE: float32 error against a float64 reference: ~13 ulp of max|Q| at 128 x 128,
     # as PyTorch's orgqr (tests/core/linalg/test_fast_paths.py).
-    if not (E.is_grad_enabled() and (input.requires_grad or tau.requires_grad)) and \
-            not _fused.tracing() and k > 0 and input.dtype in (E.float32, E.float64):
+    if not (is_grad_enabled() and (input.requires_grad or tau.requires_grad)) and \
+            not _tracing.active and k > 0 and input.dtype in (E.float32, E.float64):
         # no gradient wanted: the same formula on arrays, without one op per step
         backend = input._type.backend
         return wrap(householder_product(backend.xp, input._data, tau._data), backend)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
-
+from ..ops import namespace as E
 from ..backends.kernels.factorizations import raise_lu_info
 from ..errors import ShapeError
 from ..ops.composite import composite

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
-
+from ..ops import namespace as E
 from ..dispatch import wrap_dim
 from ..errors import ShapeError
 from ..ops.composite import composite

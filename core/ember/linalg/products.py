@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember as E
-
+from ..ops import namespace as E
 from ..backends.kernels.vector_fused import cross_backward, cross_forward
 from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
-from ..autograd import kernel_pair as _fused
+from .._base.hooks import AUTOGRAD as _autograd
 from ..ops.composite import composite
 from ._checks import need_float, need_matrix, need_same_dtype
 
@@ -99,8 +98,8 @@ def _cross(self, other, dim=-1):
     a = self if tuple(self.shape) == shape else self.expand(shape)
     b = other if tuple(other.shape) == shape else other.expand(shape)
     if a.dtype is b.dtype:
-        return _fused.run("linalg_cross", _cross_reference, cross_forward, cross_backward,
-                          (a, b), (d,))
+        return _autograd.kernel_pair("linalg_cross", _cross_reference, cross_forward,
+                                     cross_backward, (a, b), (d,))
     return _cross_reference(a, b, d)
 
 

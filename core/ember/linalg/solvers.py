@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
-
+from ..ops import namespace as E
 from ..backends.kernels.factorizations import LinAlgError, is_vector_rhs
 from ..errors import ShapeError
 from ..ops.composite import composite

@@ -5,10 +5,10 @@ LAPACK for the values alone, through the backend's ``xp.linalg``, as PyTorch's k
 do; the vectors are computed only for autograd."""
 from __future__ import annotations
 
-import ember as E
-
+from ..ops import namespace as E
+from .._base.grad_mode import is_grad_enabled, no_grad
 from ..dispatch import wrap
-from ..autograd import kernel_pair as _fused
+from .._base.tracing_state import STATE as _tracing
 from ..ops.composite import composite
 from ._checks import need_float, need_matrix
 
@@ -17,7 +17,7 @@ def _values_only(A) -> bool:
     """Whether only the values are wanted: no gradient will be asked of A (the gradient
     needs the vectors), no trace is open (it must record linalg_svd / linalg_eigh), and
     a float32/float64 A (others keep the ops' dtype errors)."""
-    return not (A.requires_grad and E.is_grad_enabled()) and not _fused.tracing() and \
+    return not (A.requires_grad and is_grad_enabled()) and not _tracing.active and \
         A.dtype in (E.float32, E.float64) and A.ndim >= 2
 
 
@@ -83,6 +83,6 @@ def _pinv(self, atol=None, rtol=None, hermitian=False):
 
 @composite("linalg_matrix_rank.atol_rtol_float")
 def _matrix_rank(self, atol=None, rtol=None, hermitian=False):
-    with E.no_grad():
+    with no_grad():
         mags = _magnitudes("linalg.matrix_rank", self, hermitian)
         return (mags > _tolerance(self, mags, atol, rtol)).sum(-1)

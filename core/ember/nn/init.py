@@ -15,7 +15,7 @@ import math
 import warnings
 
 from .. import factories as _f
-from .. import where
+from ..ops.namespace import where
 from ..autograd import no_grad
 from ..tensor import Tensor
 from ..types import float32 as _FLOAT32

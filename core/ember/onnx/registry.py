@@ -14,11 +14,16 @@ constants (``int``, ``float``, ``list``, ``None``, ...) and Python lists for
 opsets: the one with the highest ``opset`` not above the export's ``opset_version`` runs
 (ONNX changed, for example, ``ReduceMean``'s axes from an attribute to an input in 18).
 
-Three sources fill the table, later ones shadowing earlier ones for the same
-(op, opset): ember's own symbolics (``ember/onnx/symbolics/``), plugins through the
-``ember_onnx_symbolics`` hook (a list of :class:`Symbolic`), and
-:func:`register_symbolic` calls. A custom ``ember.autograd.Function`` exports through its
-own ``symbolic(g, *inputs)`` static method, as in PyTorch.
+Three sources fill the table, later ones shadowing earlier ones for the same (op, opset):
+ember's own symbolics (``ember/onnx/symbolics/``), plugins through the
+``ember_onnx_symbolics`` hook (a list of :class:`Symbolic`), and :func:`register_symbolic`
+calls. The first two share the hook's table ``SYMBOLICS``
+(``ember._base.registry.table``): the plugin manager registers each plugin's items there
+by owner, and the composition root registers ember's (:func:`builtin_symbolics`, collected
+by the :func:`builtin` decorator) through the same call with the owner ``"ember"``, as a
+deferred batch, so that ``import ember`` does not import ``onnx``. A custom
+``ember.autograd.Function`` exports through its own ``symbolic(g, *inputs)`` static
+method, as in PyTorch.
 
 Reference: ``torch.onnx.register_custom_op_symbolic`` and the opset-versioned symbolic
 registry of ``torch/onnx/_internal/registration.py``.
@@ -29,12 +34,11 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
+from .._base.registry import BUILTIN, ensure_loaded, table
+from ..plugins.validation import MIN_OPSET
+
 __all__ = ["Symbolic", "SymbolicHandle", "register_symbolic", "lookup", "registered_ops",
            "MIN_OPSET"]
-
-MIN_OPSET = 13
-"""The lowest opset the built-in symbolics target (Split, Squeeze, Unsqueeze and ReduceSum
-take their axes as inputs from 13 on)."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,9 @@ class SymbolicHandle:
 
 
 _lock = threading.Lock()
-_builtin: dict[str, list[Symbolic]] = {}
+SYMBOLICS = table("ember_onnx_symbolics")
+_collected: list[Symbolic] = []   # what @builtin saw; the composition root registers it
+_builtin: dict[str, list[Symbolic]] = {}   # ember's entries by op (from SYMBOLICS)
 _user: dict[str, list[Symbolic]] = {}
 
 
@@ -89,14 +95,20 @@ def qualified(op: str) -> str:
 
 
 def builtin(*ops: str, opset: int = MIN_OPSET):
-    """Decorator for ember's own symbolics (``ember/onnx/symbolics/``): registers ``fn``
-    for every name in ``ops``."""
+    """Decorator for ember's own symbolics (``ember/onnx/symbolics/``): lists ``fn`` for
+    every name in ``ops`` among :func:`builtin_symbolics`."""
     def register(fn):
-        for op in ops:
-            entry = Symbolic(op, fn, opset, "ember")
-            _builtin.setdefault(entry.op, []).append(entry)
+        _collected.extend(Symbolic(op, fn, opset, "ember") for op in ops)
         return fn
     return register
+
+
+def builtin_symbolics() -> list[Symbolic]:
+    """ember's own symbolics, every module of ``ember/onnx/symbolics/`` imported (the
+    deferred batch ``ember._build`` registers in ``SYMBOLICS`` with the owner
+    ``"ember"``)."""
+    from . import symbolics  # noqa: F401 - importing lists them (@builtin)
+    return list(_collected)
 
 
 def register_symbolic(op: str, fn: Optional[Callable] = None, *, opset: int = MIN_OPSET):
@@ -122,25 +134,28 @@ def register_symbolic(op: str, fn: Optional[Callable] = None, *, opset: int = MI
     return SymbolicHandle(entry)
 
 
-_plugin_cache: tuple = (-1, {})   # (manager.generation, op -> entries)
+_plugin_cache: tuple = (-1, {})   # (SYMBOLICS.version, op -> plugin entries)
 
 
 def _plugin_entries() -> dict[str, list[Symbolic]]:
-    """The plugins' entries by op, rebuilt only when plugins (re)load: ``lookup`` runs
-    once per exported node."""
+    """The plugins' entries by op (and ember's, into ``_builtin``), rebuilt only when the
+    table changes: ``lookup`` runs once per exported node."""
     global _plugin_cache
-    from ..plugins import manager
-    manager.ensure_loaded()
-    generation, table = _plugin_cache
-    if generation == manager.generation:
-        return table
-    table = {}
-    for item in manager.registered.get("ember_onnx_symbolics", ()):
+    ensure_loaded()
+    version, by_op = _plugin_cache
+    if version == SYMBOLICS.version:
+        return by_op
+    by_op = {}
+    _builtin.clear()
+    for owner, item in SYMBOLICS.entries(load=False):   # lists ember's deferred batch
+        if owner == BUILTIN:
+            _builtin.setdefault(item.op, []).append(item)
+            continue
         entry = as_symbolic(item)
         owner = (getattr(entry.fn, "__module__", None) or "?").split(".")[0]
-        table.setdefault(entry.op, []).append(replace(entry, origin=f"plugin:{owner}"))
-    _plugin_cache = (manager.generation, table)
-    return table
+        by_op.setdefault(entry.op, []).append(replace(entry, origin=f"plugin:{owner}"))
+    _plugin_cache = (SYMBOLICS.version, by_op)
+    return by_op
 
 
 def as_symbolic(item, origin: str = "plugin") -> Symbolic:
@@ -156,7 +171,7 @@ def as_symbolic(item, origin: str = "plugin") -> Symbolic:
 
 
 def _load_builtins() -> None:
-    from . import symbolics  # noqa: F401 - importing registers them
+    _plugin_entries()   # fills _builtin from the table
 
 
 def lookup(op: str, opset: int) -> Optional[Symbolic]:

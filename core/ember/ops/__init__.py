@@ -3,9 +3,10 @@
 ``load()`` parses the declarations; ``install()`` generates one wrapper per declaration
 (see ``codegen.py``, with the upper layers' emitters given to ``codegen.compose``), groups
 overloads that share a Python name behind one dispatcher, and puts function variants in
-the ``ember`` namespace and method variants on ``ember.Tensor``. Both run once, called by
-the composition root (``ember/_build.py``). ``table()`` lists every op with its schema and
-location.
+the ops layer's namespace (``ops/namespace.py``, which ``ember`` re-exports: the layers
+below the API call ops through it) and method variants on ``ember.Tensor``. Both run once,
+called by the composition root (``ember/_build.py``). ``table()`` lists every op with its
+schema and location.
 
 Layering: ops know dispatch, types and Tensor; autograd and the JIT add their parts of the
 wrappers through their emitters, and ``DERIVATIVES`` is filled by the composition root.
@@ -26,8 +27,9 @@ def load() -> list[NativeFunction]:
 
 
 def install(namespace: dict, tensor_cls) -> dict:
-    """Generate and install every op of ``FUNCTIONS`` (``load()`` first); returns python
-    name -> callable for functions."""
+    """Generate and install every op of ``FUNCTIONS`` (``load()`` first): functions into
+    ``namespace`` (the root passes ``vars(ops.namespace)``), methods on ``tensor_cls``;
+    returns python name -> callable for functions."""
     compiled = codegen.compile_functions(FUNCTIONS)
     functions: dict[str, list] = {}
     methods: dict[str, list] = {}

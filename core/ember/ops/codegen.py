@@ -43,6 +43,7 @@ import linecache
 from collections import namedtuple
 from typing import NamedTuple
 
+from . import arguments as _arguments
 from . import emit_dispatch as _ed
 from .native import NativeFunction
 from .runtime import namespace as _namespace
@@ -365,6 +366,7 @@ def compile_functions(nfs: list[NativeFunction], emitters=None) -> dict[str, obj
     ns = NAMESPACE
     ns.clear()
     ns.update(_namespace())
+    ns.update(_arguments.namespace())  # the checks of ARGUMENT_CONVERSIONS, by their names
     for e in ups:
         if hasattr(e, "namespace"):
             ns.update(e.namespace())

@@ -9,9 +9,9 @@ from __future__ import annotations
 import warnings
 from typing import Callable
 
-import ember as E
-
-from ..autograd import kernel_pair as _fused
+from . import namespace as E
+from .._base.hooks import AUTOGRAD as _autograd
+from .._base.tracing_state import STATE as _tracing
 from ..backends.kernels.matrix import trace_backward, trace_forward
 from .._base.wrap_dim import wrap_dim
 from ..dispatch import wrap as _wrap
@@ -134,8 +134,9 @@ def trace(self):
     # NOTE: one kernel pair (one node, ~5 us less per call than diagonal + sum); the
     # composite below stays the reference for create_graph and tracing. Without grad or
     # trace the forward kernel alone (~1 us less than the pair's bookkeeping).
-    if self.requires_grad or _fused.tracing():  # (the property: a view of a leaf too)
-        return _fused.run("trace", _trace_reference, trace_forward, trace_backward, (self,), ())
+    if self.requires_grad or _tracing.active:  # (the property: a view of a leaf too)
+        return _autograd.kernel_pair("trace", _trace_reference, trace_forward, trace_backward,
+                                     (self,), ())
     backend = self._type.backend
     return _wrap(trace_forward(backend.xp, (a,), ())[0], backend)
 

@@ -14,8 +14,7 @@ import warnings
 
 import numpy as np
 
-import ember as E
-
+from . import namespace as E
 from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
 from .composite import composite
@@ -130,12 +129,12 @@ def chain_matmul(matrices):
                              f"{list(m.shape)}")
     if len(matrices) == 1:
         return matrices[0].clone()
-    return E.linalg.multi_dot(list(matrices))
+    return E.linalg_multi_dot(list(matrices))
 
 
 @composite("dist")
 def dist(self, other, p=2):
-    return E.linalg.vector_norm(E.sub(self, other), p)
+    return E.linalg_vector_norm(E.sub(self, other), p)
 
 
 @composite("renorm")
@@ -148,7 +147,7 @@ def renorm(self, p, dim, maxnorm):
     if maxnorm < 0:
         raise ValueError(f"renorm(): expected maxnorm >= 0, got {maxnorm}")
     dim = wrap_dim(dim, self.ndim, "renorm")
-    norm = E.linalg.vector_norm(self, p, [d for d in range(self.ndim) if d != dim], True)
+    norm = E.linalg_vector_norm(self, p, [d for d in range(self.ndim) if d != dim], True)
     # PyTorch's factor, 1e-7 included: slices under maxnorm keep their values exactly
     return self * E.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
 
@@ -163,4 +162,4 @@ def cross(self, other, dim=None):
         if dim is None:
             raise ShapeError(f"cross(): no dimension of size 3 in input of shape "
                              f"{list(self.shape)}; pass dim")
-    return E.linalg.cross(self, other, dim=dim)
+    return E.linalg_cross(self, other, dim=dim)

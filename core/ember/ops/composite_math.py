@@ -5,9 +5,9 @@ std_mean, var_mean. Registered on import by ``ops/composite.py``.
 """
 from __future__ import annotations
 
-import ember as E
-
+from . import namespace as E
 from ..errors import DtypeError
+from ..types import from_numpy_dtype
 from .composite import composite
 
 
@@ -74,7 +74,7 @@ def nanmean(self, dim=None, keepdim=False, dtype=None):
         got = self.dtype if dtype is None else f"dtype={dtype}"
         raise DtypeError(f"nanmean(): expected a floating point input, got {got}; convert "
                          f"with .float() or pass a floating dtype=")
-    x = self if dtype is None else self.to(E.types.from_numpy_dtype(dtype))
+    x = self if dtype is None else self.to(from_numpy_dtype(dtype))
     return E.nansum(x, dim, keepdim) / (x == x).sum(dim, keepdim)  # noqa: PLR0124
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
-
+from . import namespace as E
 from ..dispatch import wrap_dim
 from ..errors import ShapeError
 from .composite import composite

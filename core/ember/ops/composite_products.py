@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-import ember as E
-
+from . import namespace as E
 from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
 from .composite import composite

@@ -10,8 +10,7 @@ Registered on import by ``ops/composite.py``.
 """
 from __future__ import annotations
 
-import ember as E
-
+from . import namespace as E
 from ..errors import DtypeError, ShapeError
 from .composite import composite
 

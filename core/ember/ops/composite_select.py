@@ -15,8 +15,7 @@ import math
 
 import numpy as np
 
-import ember as E
-
+from . import namespace as E
 from ..dispatch import wrap_dim
 from ..errors import DtypeError, ShapeError
 from .composite import composite

@@ -7,8 +7,7 @@ Registered on import by ``ops/composite.py``.
 """
 from __future__ import annotations
 
-import ember as E
-
+from . import namespace as E
 from ..backends.kernels import strided as _strided
 from ..dispatch import wrap as _wrap
 from .composite import composite

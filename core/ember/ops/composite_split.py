@@ -9,8 +9,7 @@ import by ``ops/composite.py``.
 """
 from __future__ import annotations
 
-import ember as E
-
+from . import namespace as E
 from ..dispatch import wrap_dim
 from ..errors import DtypeError
 from .composite import composite

@@ -11,8 +11,7 @@ import itertools
 
 import numpy as np
 
-import ember as E
-
+from . import namespace as E
 from ..errors import ShapeError
 from .composite import composite
 

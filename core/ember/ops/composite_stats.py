@@ -15,8 +15,7 @@ import math
 import warnings
 from collections import namedtuple
 
-import ember as E
-
+from . import namespace as E
 from ..errors import DtypeError, ShapeError
 from .composite import composite
 

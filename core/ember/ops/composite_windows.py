@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
-
+from . import namespace as E
 from ..errors import DtypeError
 from ..types import from_numpy_dtype
 from .composite import composite

@@ -3,7 +3,9 @@ device checks and dim wrapping (the lines between the trace hook and the kernel 
 
 ``codegen.generate`` calls these in order; each returns source lines of the wrapper's body
 (unindented) for one ``WrapperContext``. What they call at run time is in ``dispatch.py``
-and ``runtime.py`` (the wrapper's globals). Example, for ``sum.dim_IntList``::
+and ``runtime.py`` (the wrapper's globals); a non-Tensor argument is checked as its schema
+type's entry of ``arguments.ARGUMENT_CONVERSIONS`` says, the table the JIT's array-mode
+plans read too. Example, for ``sum.dim_IntList``::
 
     if dim is not None: dim = _check_int_list(dim, 'sum', 'dim', 2, None)
     ...
@@ -15,6 +17,7 @@ Reference: torchgen's per-concern generators (``torchgen/api/python.py`` argumen
 """
 from __future__ import annotations
 
+from . import arguments as _arguments
 from .native import DIM_ARG_NAMES, NativeFunction
 from .schema import Argument, FunctionSchema
 
@@ -144,37 +147,20 @@ def dim_lines(ctx) -> list[str]:
 
 
 def _check(a: Argument, pos: int, op: str, promoted: bool) -> list[str]:
-    """Source lines that check and convert one argument in place."""
+    """Source lines that check and convert one argument in place: a Tensor operand here,
+    any other argument by its schema type's entry in ``arguments.ARGUMENT_CONVERSIONS``
+    (the table the JIT's array-mode plans convert constants with)."""
     t, n = a.type, a.name
+    if t.base != "Tensor":
+        return _arguments.argument_lines(a, pos, op)
+    if promoted:
+        return []
     args = f"{n}, {op!r}, {n!r}, {pos}"
-    opt = f"if {n} is not None: " if t.optional else ""
-    guard = f"{n} is not None and " if t.optional else ""  # for lines that are an `if` already
-    if t.base == "Tensor":
-        if promoted:
-            return []
-        if t.is_list:
-            return [f"{n} = _check_tensor_list({args})"]
-        fn = "_check_optional_tensor" if t.optional else "_check_tensor"  # (these raise)
-        return [f"if {guard}{n}.__class__ is not _Tensor: {fn}({args})"]
-    if t.base in ("int", "SymInt"):
-        if t.is_list:
-            return [f"{opt}{n} = _check_int_list({args}, {t.size})"]
-        return [f"if {guard}{n}.__class__ is not _int: {n} = _check_int({args})"]
-    # NOTE: each check below skips its call for the values it returns unchanged (defaults,
-    # plain numbers): the fast path pays a comparison, not a call
-    if t.base == "Scalar" or t.base == "float":
-        fn = "_check_scalar" if t.base == "Scalar" else "_check_float"
-        return [f"if {guard}{n}.__class__ is not _int and {n}.__class__ is not _float: "
-                f"{n} = {fn}({args})"]
-    if t.base == "bool" and t.is_list:
-        return [f"{opt}{n} = _check_bool_list({args}, {t.size})"]
-    if t.base == "bool":
-        return [f"if {guard}{n} is not True and {n} is not False: {n} = _check_bool({args})"]
-    if t.base == "str":
-        return [f"if {guard}{n}.__class__ is not _str: {n} = _check_str({args})"]
-    if t.base == "ScalarType":  # None stays None
-        return [f"if {n} is not None: {n} = _check_dtype({args})"]
-    return []  # Generator, Device, Layout, ...: converted where used
+    if t.is_list:
+        return [f"{n} = _check_tensor_list({args})"]
+    guard = f"{n} is not None and " if t.optional else ""
+    fn = "_check_optional_tensor" if t.optional else "_check_tensor"  # (these raise)
+    return [f"if {guard}{n}.__class__ is not _Tensor: {fn}({args})"]
 
 
 def _self_guard(nf: NativeFunction, op: str) -> list[str]:

@@ -25,8 +25,9 @@ from __future__ import annotations
 import sys
 
 from .._base.grad_mode import STATE as _grad_mode
+from .._base.hooks import AUTOGRAD as _autograd
+from .._base.hooks import TRACER as _tracer
 from .._base.tracing_state import STATE as _tracing
-from ..autograd.views import check_inplace  # NOTE: the layer above: see _apply
 from ..tensor import Tensor  # its view ops (generated) are looked up at call time
 
 # NOTE: the self._vc attribute and getrefcount's own argument
@@ -37,7 +38,7 @@ def _apply(op: str, self, view_op, args: tuple):
     """Give ``self`` the layout (and history) of ``view_op(self, *args)``; returns self."""
     recording = _grad_mode.enabled and self.requires_grad
     if recording:
-        check_inplace(op, self)
+        _autograd.check_inplace(op, self)
         if self._base is None and self._vc is not None and \
                 sys.getrefcount(self._vc) > _OWN_REFS:
             raise RuntimeError(
@@ -46,8 +47,7 @@ def _apply(op: str, self, view_op, args: tuple):
                 f"re-derive their history once the layout changes in place; use the "
                 f"out-of-place y = x.{op[:-1]}(...) instead")
     if _tracing.active:
-        from ..jit.tracer import pause
-        with pause():
+        with _tracer.pause():
             out = view_op(self, *args)
     else:
         out = view_op(self, *args)
@@ -59,8 +59,8 @@ def _apply(op: str, self, view_op, args: tuple):
         self._view_fn = out._view_fn
         self._view_version = self._vc.value
     if _tracing.active and _tracing.current() is not None:
-        from ..jit.tracer import record_python  # self still maps to its old value here
-        record_python(f"ember::{op[:-1]}", None, (self, *args), self)
+        # self still maps to its old value here
+        _tracer.record_python(f"ember::{op[:-1]}", None, (self, *args), self)
     return self
 
 

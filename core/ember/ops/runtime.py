@@ -9,6 +9,7 @@ than ``dispatch``: device checks and generators. This module imports only downwa
 from __future__ import annotations
 
 from .. import dispatch as _d
+from . import arguments as _arguments
 from ..tensor import Tensor as _Tensor
 from ..tensor import wrap as _wrap
 from ..tensor import wrap_view as _wrap_view
@@ -18,6 +19,7 @@ def namespace() -> dict:
     """A new dict of the globals every generated wrapper reads."""
     from . import checks, composite
     return {
+        **_arguments.namespace(),  # the argument checks, by the names their table gives them
         "_checks": checks.CHECKS,
         # warnings raised by kernels called straight from a wrapper are attributed here
         "__name__": "ember.ops.generated",
@@ -27,11 +29,7 @@ def namespace() -> dict:
         "_composite_inplace": _d.composite_inplace,
         "_check_writable": _d.check_writable,
         "_check_tensor": _d.check_tensor, "_check_optional_tensor": _d.check_optional_tensor,
-        "_check_tensor_list": _d.check_tensor_list, "_check_int": _d.check_int,
-        "_check_int_list": _d.check_int_list, "_check_float": _d.check_float,
-        "_check_bool": _d.check_bool, "_check_bool_list": _d.check_bool_list,
-        "_check_scalar": _d.check_scalar,
-        "_check_str": _d.check_str, "_check_dtype": _d.check_dtype,
+        "_check_tensor_list": _d.check_tensor_list,
         "_self_error": _d.self_not_tensor_error, "_no_tensor_error": _d.no_tensor_error,
         "_wrap_dim": _d.wrap_dim, "_wrap_dims": _d.wrap_dims, "_same_device": same_device,
         "_to_device_of": to_device_of,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from .. import maximum  # generated op, installed before ember imports optim
+from ..ops.namespace import maximum  # generated op, installed before ember imports optim
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends.kernels.optim import FUSED_DTYPES
 from ..factories import zeros_like

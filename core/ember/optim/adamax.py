@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import maximum  # generated op, installed before ember imports optim
+from ..ops.namespace import maximum  # generated op, installed before ember imports optim
 from ..autograd.grad_mode import is_grad_enabled
 from .adam import check_adam_hparams
 from .optimizer import Optimizer

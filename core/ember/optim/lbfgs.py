@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import enable_grad, no_grad
-from .. import cat  # generated op, installed before ember imports optim
+from ..ops.namespace import cat  # generated op, installed before ember imports optim
 from .line_search import strong_wolfe
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_hparam

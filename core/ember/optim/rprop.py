@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import where  # generated op, installed before ember imports optim
+from ..ops.namespace import where  # generated op, installed before ember imports optim
 from ..factories import full_like
 from .optimizer import Optimizer, check_hparam
 

@@ -1,5 +1,9 @@
 """The hooks a plugin implements. Each returns a list; the core validates every item and
-refuses a plugin whose item takes a key another plugin holds (``validation.KEYS``).
+refuses a plugin whose item takes a key another plugin holds (``validation.KEYS``), then
+registers the plugin's items in the table of the hook's consumer with the plugin's name as
+owner (``Registry.register(items, owner)``, ``ember/_base/registry.py``); ember's own
+passes, ONNX symbolics and shared convolution kernels register through the same call with
+the owner ``"ember"`` (``ember/_build.py``).
 
 A plugin is a module named by an entry point in group ``ember`` (``cpu =
 "ember_cpu.plugin"``) whose functions carry ``@ember.plugins.hookimpl``; a backend's name

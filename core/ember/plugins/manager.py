@@ -26,6 +26,12 @@
   in process, without installing it (tests, notebooks), through the same steps and rules
   (validation, isolation, collisions with every plugin loaded so far, all or nothing);
   ``unload_module(name)`` takes it out again. ``reload()`` forgets such plugins.
+* The registries own their tables (``ember._base.registry.Registry``, one per hook, handed
+  to the manager by the composition root: ``set_tables``). At the commit the manager
+  calls each table's ``register(items, owner)`` with the plugin's name as owner;
+  ``unload_module`` calls ``unregister(owner)`` and ``reload()`` ``reset()``, which keep
+  ember's own items (owner ``"ember"``, registered by ``ember/_build.py`` through the same
+  call). ``registered[hook]`` reads the plugins' items of each table.
 """
 from __future__ import annotations
 
@@ -39,15 +45,16 @@ from dataclasses import dataclass, field
 
 import pluggy
 
+from .._base.registry import BUILTIN
 from ..errors import PluginError, PluginUnavailable
 from . import hookspecs
 from .hints import FIRST_PARTY
 from .kernel_table import KernelTable
+from .tables import HOOKS, table_of as _table
+from .tables import registered, set_tables  # noqa: F401 - manager.registered, set_tables
 from .validation import VALIDATORS, missing_kernels_message, registry_keys
 
 GROUP = "ember"
-HOOKS = ("ember_backends", "ember_convolution_algorithms", "ember_fusers", "ember_jit_passes",
-         "ember_onnx_symbolics", "ember_process_group_backends")
 
 
 @dataclass
@@ -78,9 +85,9 @@ _loaded = False
 _pm: pluggy.PluginManager | None = None
 _infos: list[PluginInfo] = []
 _committed = None  # the _Load of the plugins in the registries: their keys and items
-# What loaded plugins registered, by hook (consumed by the conv dispatcher, fusers, JIT).
-registered: dict[str, list] = {h: [] for h in HOOKS}
 generation = 0  # bumped on every (re)load, so caches of registered things can expire
+
+
 
 
 def _names(var: str) -> set[str] | None:
@@ -105,7 +112,6 @@ class _Load:
 
     def __init__(self):
         self.infos: list[PluginInfo] = []
-        self.items: dict[str, list] = {h: [] for h in HOOKS}
         self.owners: dict = {}          # (hook, key) -> PluginInfo holding it
         self.items_of: dict = {}        # plugin name -> {hook: its items}
         self.messages: list[str] = []   # warnings, emitted after the commit
@@ -123,8 +129,6 @@ class _Load:
                                  owner)
         for k, _ in claims:
             self.owners[k] = info
-        for hook, items in results.items():
-            self.items[hook].extend(items)
         self.items_of[info.name] = results
 
 
@@ -228,7 +232,6 @@ def ensure_loaded() -> None:
     with _lock:
         if _loaded:
             return
-        from ..backends import registry
         pm = pluggy.PluginManager(GROUP)
         pm.add_hookspecs(hookspecs)
         allow, deny = _names("EMBER_PLUGINS"), _names("EMBER_DISABLE_PLUGINS") or set()
@@ -247,11 +250,7 @@ def ensure_loaded() -> None:
                     f"uninstall {owner.distribution}` lets {info.distribution} load")
             else:
                 _try(pm, ep.name, ep.load, info, load)
-        # commit: the registries change only here, all at once
-        for hook, items in load.items.items():
-            registered[hook].extend(items)
-        for b in load.items["ember_backends"]:
-            _register(registry, b)
+        _commit(load)   # the registries change only here, all at once
         _infos[:] = sorted(load.infos, key=lambda i: i.name)
         _pm, _committed = pm, load
         generation += 1
@@ -260,12 +259,33 @@ def ensure_loaded() -> None:
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
-def _register(registry, backend) -> None:
-    """Give ``backend`` a kernel table whose misses raise a typed error, and register
-    it."""
-    if not isinstance(backend.kernels, KernelTable):
-        backend.kernels = KernelTable(backend.kernels, backend)
-    registry.register(backend)
+def _commit(load: _Load) -> None:
+    """Register every plugin's staged items in their tables (``register(items, owner)``,
+    in load order; a backend's kernel table first made one whose misses raise a typed
+    error). All or nothing: if a table refuses a batch, the batches of this commit
+    already in leave again and the error propagates."""
+    done = []
+    try:
+        for name, results in load.items_of.items():
+            for hook, items in results.items():
+                if not items:
+                    continue
+                if hook == "ember_backends":
+                    for b in items:
+                        if not isinstance(b.kernels, KernelTable):
+                            b.kernels = KernelTable(b.kernels, b)
+                _table(hook).register(items, _owner(name))
+                done.append((hook, name))
+    except BaseException:
+        for hook, name in reversed(done):
+            _table(hook).unregister(_owner(name))
+        raise
+
+
+def _owner(name: str) -> str:
+    """The owner plugin ``name``'s items are registered under: its name, unless that is
+    the built-ins' owner ``"ember"`` (which ``reload()`` keeps)."""
+    return name if name != BUILTIN else f"{name} (plugin)"
 
 
 def plugins() -> list[PluginInfo]:
@@ -278,12 +298,9 @@ def reload() -> None:
     """Forget every plugin, those of ``load_module`` too, and load the entry points again
     (tests, and after installing a plugin)."""
     global _loaded, _pm, _committed
-    from ..backends import registry
     with _lock:
-        for b in list(registry._backends):
-            registry.unregister(b)
-        for items in registered.values():
-            items.clear()
+        for hook in HOOKS:
+            _table(hook).reset()
         _infos.clear()
         _pm = _committed = None
         _loaded = False
@@ -322,7 +339,6 @@ def load_module(module, name: str | None = None) -> PluginInfo:
     name = modname if name is None else name
     if not isinstance(name, str) or not name:
         raise TypeError(f"load_module() expected a non-empty str name, got {name!r}")
-    from ..backends import registry
     ensure_loaded()
     with _lock:
         info = PluginInfo(name, modname, "(loaded in process)", in_process=True)
@@ -340,10 +356,7 @@ def load_module(module, name: str | None = None) -> PluginInfo:
         else:
             load.owners = dict(_committed.owners)
             _try(_pm, name, get_module, info, load)
-        for hook, items in load.items.items():
-            registered[hook].extend(items)
-        for b in load.items["ember_backends"]:
-            _register(registry, b)
+        _commit(load)
         _committed.owners.update(load.owners)
         _committed.items_of.update(load.items_of)
         _infos.append(info)
@@ -364,7 +377,6 @@ def unload_module(name: str) -> None:
     name ``load_module`` did not load, ValueError for an installed plugin (disable that
     one with ``EMBER_DISABLE_PLUGINS`` and ``reload()``)."""
     global generation
-    from ..backends import registry
     with _lock:
         infos = [i for i in _infos if i.name == name]
         if not infos:
@@ -378,12 +390,8 @@ def unload_module(name: str) -> None:
         for info in mine:
             _infos.remove(info)
         if any(_holds(i) for i in mine):
-            ours = _committed.items_of.pop(name, {})
-            for hook, items in ours.items():
-                registered[hook][:] = [x for x in registered[hook]
-                                       if not any(x is y for y in items)]
-            for b in ours.get("ember_backends", ()):
-                registry.unregister(b.name)
+            for hook in _committed.items_of.pop(name, {}):
+                _table(hook).unregister(_owner(name))   # exactly its items
             _committed.owners = {k: v for k, v in _committed.owners.items()
                                  if all(v is not i for i in mine)}
             _pm.unregister(name=name)

@@ -31,6 +31,10 @@ from typing import NamedTuple
 
 from ..errors import PluginError
 
+MIN_OPSET = 13
+"""The lowest opset the built-in ONNX symbolics target (Split, Squeeze, Unsqueeze and
+ReduceSum take their axes as inputs from 13 on); a symbolic without an opset gets it.
+``ember.onnx.MIN_OPSET`` and ``ember.onnx.registry.MIN_OPSET`` are this constant."""
 
 class KernelGroup(NamedTuple):
     """Kernels a backend needs for one kind of use (``needed_by``)."""
@@ -144,7 +148,6 @@ def validate_symbolic(obj) -> str:
 
 
 def _symbolic_key(obj) -> tuple:
-    from ..onnx.registry import MIN_OPSET
     op, _, opset, _ = _symbolic_parts(obj)
     return (op if "::" in op else f"ember::{op}", MIN_OPSET if opset is None else opset)
 

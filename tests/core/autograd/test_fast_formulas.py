@@ -57,6 +57,9 @@ INPUTS = {"tanh": ["self"], "sigmoid": ["self"], "matmul": ["self", "other"],
           "addmm": ["self", "mat1", "mat2"], "t": ["self"]}
 
 
+TANH = fast_formulas.FAST[("tanh", ("self",))]  # derived from the formula
+
+
 def test_every_kernel_formula_is_tested():
     assert set(fast_formulas.FAST) == set(FORWARDS)
 
@@ -214,17 +217,19 @@ def test_nothing_is_computed_on_kernels_while_tracing(monkeypatch):
     g = rand(2, 2)
     monkeypatch.setattr(tracing_state.STATE, "active", 1)
     with E.no_grad():
-        assert fast_formulas.tanh_self(g, g) is None
+        assert TANH(g, g) is None
         assert fast_formulas.sum_to_kernels(g, 1, ()) is None
 
 
 def test_formulas_decline_what_they_cannot_match():
     g32, r64 = rand(2, 2, dtype=E.float32), rand(2, 2, dtype=E.float64)
+    i64 = E.tensor([[1, 2], [3, 4]])
     with E.no_grad():
-        assert fast_formulas.tanh_self(g32, r64) is None  # the ops would promote
+        assert TANH(g32, r64) is None  # the ops would promote
+        assert fast_formulas.FAST[("relu", ("self",))](i64, i64) is None  # 0.0 would promote
         assert fast_formulas.matmul_self(g32, rand(2), rand(2)) is None  # 1-D operands
         assert fast_formulas.sum_self(g32, (2, 2), (0,), False) is None  # dims to restore
-    assert fast_formulas.tanh_self(g32, g32) is None  # grad mode on: the ops record
+    assert TANH(g32, g32) is None  # grad mode on: the ops record
 
 
 def test_mixed_dtype_and_1d_matmul_take_the_formulas():

@@ -52,18 +52,17 @@ def register():
     """``register(algo)`` adds a fake algorithm until the test ends; until then the
     registry holds native im2col and the fakes only."""
     manager.ensure_loaded()
-    algos = manager.registered["ember_convolution_algorithms"]
-    saved = list(algos)
-    algos[:] = [a for a in saved if a.name == "native_im2col"]
-    manager.generation += 1
+    hook = "ember_convolution_algorithms"
+    saved = manager.registered[hook]   # remembers which plugin registered what
+    manager.registered[hook] = [a for a in saved if a.name == "native_im2col"]
+    added = []
 
     def add(algo):
-        algos.append(algo)
-        manager.generation += 1
+        convolution.ALGORITHMS.register([algo], owner=f"test-{len(added)}")
+        added.append(algo)
         return algo
     yield add
-    algos[:] = saved
-    manager.generation += 1   # never reuse a generation a cache has seen
+    manager.registered[hook] = saved
 
 
 def _conv(x, w, b=None, **kw):

@@ -22,7 +22,6 @@ import ember.backends.nnpack as nnpack
 import ember.nn.functional as F
 from ember.backends.convolution import Decline
 from ember.backends.im2col import Im2colConvolution
-from ember.plugins import manager
 
 
 @pytest.fixture(autouse=True)
@@ -135,15 +134,10 @@ class SwitchedAlgorithm:
 def switched():
     """Registers a ``SwitchedAlgorithm`` for one test (as tests/core/backends/
     test_convolution.py registers its fakes)."""
-    manager.ensure_loaded()
-    algos = manager.registered["ember_convolution_algorithms"]
-    saved = list(algos)
     algo = SwitchedAlgorithm()
-    algos.append(algo)
-    manager.generation += 1
+    convolution.ALGORITHMS.register([algo], owner="test-switched")
     yield algo
-    algos[:] = saved
-    manager.generation += 1   # never reuse a generation a cache has seen
+    convolution.ALGORITHMS.unregister("test-switched")
 
 
 def test_switch_takes_effect_on_the_next_call(switched):

@@ -1,9 +1,8 @@
 """pow and clamp through the JIT's backward: their formulas call helpers of
-ember.autograd.formulas, which ``symbolic_formulas.HELPERS`` writes out as ops; the
+ember.autograd.formulas, whose source ``symbolic_formulas.HELPERS`` lowers to ops; the
 compiled gradients equal eager's bit for bit at edge values (zeros, signed zeros, the
 clamp bounds), in every dtype mix, under gradcheck and gradgradcheck, and fuse."""
 import ast
-import inspect
 
 import numpy as np
 import pytest
@@ -211,15 +210,29 @@ def test_pow_and_clamp_backward_fuses(monkeypatch):
 
 
 def test_helpers_are_the_eager_helpers():
-    """Each HELPERS entry names a helper of ember.autograd.formulas with its parameters, and
-    the derivatives.yaml formulas of pow, clamp, mm and addmm call exactly them (besides
-    maybe_multiply, which the lowering knows itself)."""
-    names = set()
-    for signature in HELPERS:
-        call = ast.parse(signature, mode="eval").body
-        params = [a.id for a in call.args]
-        assert list(inspect.signature(getattr(formulas, call.func.id)).parameters) == params
-        names.add(call.func.id)
+    """Each HELPERS entry names a helper of ember.autograd.formulas, whose own source the
+    lowering reads (no second copy of its math), and the derivatives.yaml formulas of pow,
+    clamp, mm and addmm call exactly them (besides maybe_multiply, which the lowering knows
+    itself)."""
+    for name in HELPERS:
+        assert callable(getattr(formulas, name)), name
     called = {f.expression.split("(")[0] for op in ("pow", "clamp", "mm", "addmm")
               for f in DERIVATIVES[op].formulas}
-    assert {c for c in called if c in vars(formulas) and c != "maybe_multiply"} == names
+    assert {c for c in called if c in vars(formulas) and c != "maybe_multiply"} == \
+        set(HELPERS)
+
+
+def test_a_helper_statement_outside_the_subset_keeps_the_formula_opaque(monkeypatch):
+    """The lowering reads the helper's source: a statement it cannot write as ops (a loop)
+    raises NotSymbolic rather than compiling something else than eager runs."""
+    from ember.jit import symbolic_formulas as sf
+    src = "def pow_backward_self(grad, self, exponent):\n    for _ in (): pass\n" \
+          "    return grad\n"
+    body = ast.parse(src).body[0].body
+    monkeypatch.setattr(sf, "_helper", lambda name: (("grad", "self", "exponent"),
+                                                      tuple(body), {}))
+    g = parse_ir("graph(%g : Tensor, %x : Tensor, %e : Tensor):\n  return (%g)")
+    env = dict(zip(("grad", "self", "exponent"), g.inputs))
+    with pytest.raises(sf.NotSymbolic, match="statement"):
+        sf.compile_formula("pow_backward_self(grad, self, exponent)", env, g.block)
+    assert not list(g.nodes())

@@ -1,7 +1,7 @@
 """What the ``cudnn`` algorithm and the dispatcher keep between convolutions, device-free
 (the fake cuDNN Frontend and runtime of ``test_convolution.py``).
 
-* Selection: the sorted algorithm list is read once per plugin generation; the cuDNN
+* Selection: the sorted algorithm list is read once per change of the algorithm table; the cuDNN
   verdict from the parameters alone and each pass's graph key once per configuration;
   the ``ember.backends.cudnn`` switches are still read on every call, so toggling
   ``enabled``, ``deterministic``, ``benchmark`` or ``allow_tf32`` takes effect at once.
@@ -29,24 +29,12 @@ pytestmark = pytest.mark.usefixtures("clean_switches")  # as test_convolution.py
 def registered(algo):
     """``algo`` and its native fallback as the only registered cuda algorithms."""
     manager.ensure_loaded()
-    algos = manager.registered["ember_convolution_algorithms"]
-    saved = list(algos)
-    algos[:] = [a for a in saved if a.device_type != "cuda"] + [algo, algo.native]
-    manager.generation += 1
+    hook = "ember_convolution_algorithms"
+    saved = manager.registered[hook]   # remembers which plugin registered what
+    manager.registered[hook] = [a for a in saved if a.device_type != "cuda"] + \
+        [algo, algo.native]
     yield algo
-    algos[:] = saved
-    manager.generation += 1   # never reuse a generation a cache has seen
-
-
-class CountingRegistry(dict):
-    """``manager.registered`` that counts reads of the algorithm list."""
-
-    reads = 0
-
-    def __getitem__(self, key):
-        if key == "ember_convolution_algorithms":
-            CountingRegistry.reads += 1
-        return super().__getitem__(key)
+    manager.registered[hook] = saved
 
 
 # ==== caching per configuration =================================================================
@@ -54,14 +42,18 @@ class CountingRegistry(dict):
 def test_selection_reads_the_algorithm_list_once(registered, monkeypatch):
     x, w = data((2, 3, 6, 6)), data((4, 3, 3, 3), seed=1)
     p = conv_params(x, w, padding=1)
-    counting = CountingRegistry(manager.registered)
-    monkeypatch.setattr(manager, "registered", counting)
-    CountingRegistry.reads = 0
+    reads = []
+    items = conv_mod.ALGORITHMS.items
+    monkeypatch.setattr(conv_mod.ALGORITHMS, "items",
+                        lambda *a, **k: reads.append(1) or items(*a, **k))
     for _ in range(5):
         assert conv_mod.select(p) is registered    # cudnn is dynamic: asked every call
-    assert CountingRegistry.reads <= 1
-    manager.generation += 1                         # a plugin reload reads it again
-    assert conv_mod.select(p) is registered and CountingRegistry.reads <= 2
+    assert len(reads) <= 1
+    conv_mod.ALGORITHMS.register([], "a-reload")   # the table changed: read it again
+    try:
+        assert conv_mod.select(p) is registered and len(reads) <= 2
+    finally:
+        conv_mod.ALGORITHMS.unregister("a-reload")
 
 
 def test_verdicts_and_graph_keys_are_computed_once_per_configuration(fe, algo, monkeypatch):

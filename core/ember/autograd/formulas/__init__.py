@@ -19,7 +19,7 @@ from __future__ import annotations
 # formula could read) and ``math`` and ``E`` stay here, as when this was one module.
 import math
 
-import ember as E
+from ...ops import namespace as E
 
 from ._broadcasting import (is_expandable_to, maybe_multiply, restore_reduced_dims,
                             sum_to)

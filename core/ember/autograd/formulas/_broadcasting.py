@@ -5,7 +5,7 @@ helpers that undo a reduction's squeeze (``_dims``, ``restore_reduced_dims``).
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
 
 from ..fast_formulas import sum_to_kernels as _sum_to_kernels
 

@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
 
 from ._shape import _with
 

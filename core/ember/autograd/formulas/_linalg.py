@@ -3,7 +3,7 @@ operands) and ``einsum``.
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
 
 from ..fast_formulas import column_major as _column_major
 from ._broadcasting import maybe_multiply, sum_to
@@ -21,7 +21,9 @@ def mm_mat2_backward(grad, mat1, mat2, alpha):
     When ``mat2`` is column-major (``linear``'s ``weight.t()``), the product is computed as
     ``(grad.t() @ mat1).t()``: the same values laid out like ``mat2``, so the ``t`` backward
     hands the weight a row-major gradient that AccumulateGrad keeps instead of copying
-    across the transpose. Reference: PyTorch's ``mm_mat2_backward`` (FunctionsManual.cpp).
+    across the transpose. The JIT lowers this source (``jit.symbolic_formulas.HELPERS``,
+    where a graph value counts as row-major). Reference: PyTorch's ``mm_mat2_backward``
+    (FunctionsManual.cpp).
     """
     if is_column_major(mat2):
         return maybe_multiply(grad.t().mm(mat1).t(), alpha)
@@ -127,12 +129,12 @@ def linalg_det_backward(grad, A, det):
     from exclusive cumulative products, so no division by a zero singular value)."""
     g = grad.unsqueeze(-1).unsqueeze(-1)
     if not bool((det == 0).any()):
-        return (g * det.unsqueeze(-1).unsqueeze(-1)) * E.linalg.inv(A).mT
-    U, S, Vh = E.linalg.svd(A)
+        return (g * det.unsqueeze(-1).unsqueeze(-1)) * E.linalg_inv(A).mT
+    U, S, Vh = E.linalg_svd(A)
     one = E.ones_like(S[..., :1])
     left = E.cat([one, S[..., :-1]], -1).cumprod(-1)  # prod_{j < i} s_j
     right = E.cat([S[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)  # prod_{j > i}
-    sign = (E.linalg.det(U) * E.linalg.det(Vh)).unsqueeze(-1).unsqueeze(-1)
+    sign = (E.linalg_det(U) * E.linalg_det(Vh)).unsqueeze(-1).unsqueeze(-1)
     return g * sign * ((U * (left * right).unsqueeze(-2)) @ Vh)
 
 

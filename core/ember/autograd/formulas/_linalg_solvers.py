@@ -4,7 +4,7 @@ again (double backward), as the package docstring requires.
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
 
 
 def solve_triangular_backward(grad, A, X, upper, left, unitriangular, grad_input_mask):
@@ -59,7 +59,7 @@ def lu_unpack_backward(gL, gU, shape):
     the packed (m, n) matrix (the unit diagonal of L is a constant)."""
     m, n = shape[-2], shape[-1]
     k = min(m, n)
-    pad = E.nn.functional.pad
+    pad = E.pad  # nn.functional.pad is this op
     g = None
     if gL is not None:
         g = pad(gL.tril(-1), (0, n - k))

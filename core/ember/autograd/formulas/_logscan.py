@@ -8,7 +8,7 @@ positive argument (TensorFlow's math_grad and PyTorch's logcumsumexp_backward do
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
 
 
 def _reverse_logcumsumexp(x, dim):

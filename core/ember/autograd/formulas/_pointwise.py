@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import math
 
-import ember as E
+from ...ops import namespace as E
 
 
 def pow_backward_self(grad, self, exponent):
-    """``d/dx x^e = e x^(e-1)`` (0 where ``e == 0``, as PyTorch)."""
+    """``d/dx x^e = e x^(e-1)`` (0 where ``e == 0``, as PyTorch).
+
+    NOTE: the JIT lowers this source (``jit.symbolic_formulas.HELPERS``), so it is written
+    with pointwise ops only: ``where(grad < grad, grad, 0.0)`` is ``zeros_like(grad)``
+    (the test is False for NaN too; the zeros take grad's dtype)."""
     if not isinstance(exponent, E.Tensor):
         if exponent == 0:
-            return E.zeros_like(grad)
+            return E.where(grad < grad, grad, 0.0)
         return grad * exponent * self.pow(exponent - 1)
     return E.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))
 
 
 def pow_backward_exponent(grad, self, exponent, result):
-    """``d/de x^e = x^e log x`` (0 where ``x == 0`` and ``e >= 0``, as PyTorch)."""
+    """``d/de x^e = x^e log x`` (0 where ``x == 0`` and ``e >= 0``, as PyTorch). The JIT
+    lowers this source for a tensor base (``jit.symbolic_formulas.HELPERS``)."""
     if not isinstance(self, E.Tensor):
         self = E.tensor(self, dtype=result.dtype, device=result.device)
     cond = (self == 0) & (exponent >= 0)
@@ -46,18 +51,18 @@ def silu_backward(grad, self):
 
 
 def clamp_backward(grad, self, min, max):  # noqa: A002 - the op's argument names
-    """``clamp``: the gradient where ``min <= self <= max``, 0 elsewhere."""
-    mask = E.ones_like(self, dtype=E.bool)
-    if min is not None:
-        mask = mask & (self >= min)
-    if max is not None:
-        mask = mask & (self <= max)
-    return E.where(mask, grad, 0.0)
+    """``clamp``: the gradient where ``min <= self <= max``, 0 elsewhere (the forward
+    raises when both are None). The JIT lowers this source (``HELPERS``)."""
+    if min is None:
+        return E.where(self <= max, grad, 0.0)
+    if max is None:
+        return E.where(self >= min, grad, 0.0)
+    return E.where((self >= min) & (self <= max), grad, 0.0)
 
 
 def clamp_backward_min(grad, self, min, max):  # noqa: A002
     """``clamp`` w.r.t. ``min``: the gradient where ``min`` was chosen (never when ``min >=
-    max``: ``max`` wins that tie, as in PyTorch)."""
+    max``: ``max`` wins that tie, as in PyTorch). The JIT lowers this source."""
     mask = self < min
     if max is not None:
         mask = mask & (min < max)
@@ -66,7 +71,7 @@ def clamp_backward_min(grad, self, min, max):  # noqa: A002
 
 def clamp_backward_max(grad, self, min, max):  # noqa: A002
     """``clamp`` w.r.t. ``max``: the gradient where ``max`` was chosen (it wins ties with
-    ``min``, as in PyTorch)."""
+    ``min``, as in PyTorch). The JIT lowers this source."""
     mask = self > max
     if min is not None:
         mask = mask | (min > max)

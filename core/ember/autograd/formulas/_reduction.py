@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-import ember as E
+from ...ops import namespace as E
+from ..._base.grad_mode import is_grad_enabled
 
 from ._broadcasting import _dims, restore_reduced_dims
 
@@ -88,7 +89,7 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
     if p == "nuc":  # the sum of the singular values: U @ Vh of the reduced SVD
         d0, d1 = _dims(dim, self.ndim) if dim is not None else (0, 1)
-        U, _, Vh = E.linalg.svd(self.movedim((d0, d1), (-2, -1)), full_matrices=False)
+        U, _, Vh = E.linalg_svd(self.movedim((d0, d1), (-2, -1)), full_matrices=False)
         return g * (U @ Vh).movedim((-2, -1), (d0, d1))
     r = restore_reduced_dims(result, dim, keepdim, self.ndim)
     if p == 0:
@@ -168,7 +169,7 @@ def cumprod_backward(grad, self, dim, result):
     zero = self == 0
     if not bool(zero.any()):
         return cumsum_backward(grad * result, dim) / self
-    if E.is_grad_enabled():
+    if is_grad_enabled():
         return _cumprod_backward_quadratic(grad, self, dim)
     seen = zero.cumsum(dim)  # zeros at or before each position
     before = seen == 0

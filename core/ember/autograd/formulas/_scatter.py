@@ -20,7 +20,8 @@ double backward works.
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
+from ..._base.grad_mode import is_grad_enabled
 
 
 def _touched(self, dim, index):
@@ -49,7 +50,7 @@ def _others_product(x, product, zeros, prod_nonzero):
     ``zeros`` zero members and ``prod_nonzero`` the product of its nonzero members (see the
     module docstring)."""
     nonzero = x != 0
-    if E.is_grad_enabled() and bool(((~nonzero) & (zeros > 1)).any()):
+    if is_grad_enabled() and bool(((~nonzero) & (zeros > 1)).any()):
         raise RuntimeError("scatter_reduce(): double backward is unsupported for reduce="
                            "'prod' when two or more zeros are reduced into the same "
                            "position (as PyTorch); the first derivative is exact, so "

@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-import ember as E
+from ...ops import namespace as E
 
 from ._broadcasting import sum_to
 

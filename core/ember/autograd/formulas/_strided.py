@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember as E
+from ...ops import namespace as E
 
 
 def _index(values, device):

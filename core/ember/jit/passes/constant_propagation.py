@@ -65,7 +65,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import ember
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.jit.attributes import attrs_key
 from ember.jit.interpreter import run_node
 from ember.jit.ir import AnyType, Block, Graph, ListType, Node, Value, constant_type, prim
@@ -152,7 +153,7 @@ def _foldable(node: Node, tensors_ok: bool) -> bool:
 
 def _fold(node: Node) -> None:
     try:
-        with ember.no_grad():
+        with no_grad():
             results = run_node(node, [_value_of(v) for v in node.inputs])
     except Exception:  # noqa: BLE001 - it must fail at run time, where the user sees it
         return
@@ -194,7 +195,7 @@ def _as_constant(result: Any, declared) -> Optional[tuple]:
 
 
 def _tensor_numel(x: Any) -> int:
-    if isinstance(x, ember.Tensor):
+    if isinstance(x, E.Tensor):
         return x.numel()
     if isinstance(x, (list, tuple)):
         return sum(_tensor_numel(e) for e in x)
@@ -202,8 +203,8 @@ def _tensor_numel(x: Any) -> int:
 
 
 def _copy_tensors(x: Any) -> Any:
-    if isinstance(x, ember.Tensor):
-        with ember.no_grad():
+    if isinstance(x, E.Tensor):
+        with no_grad():
             return x.detach().clone()
     if isinstance(x, list):
         return [_copy_tensors(e) for e in x]

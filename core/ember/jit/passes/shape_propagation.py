@@ -49,7 +49,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-import ember
+from ember.ops import namespace as E
+from ember.random import default_generator
 from ember.jit.interpreter import JitRuntimeError, run_graph
 from ember.jit.ir import Graph, JitType, ListType, TensorType, TupleType, prim, unify_types
 
@@ -112,7 +113,7 @@ def propagate_shapes(graph: Graph, inputs: Optional[Sequence] = None,
 
 def _observed_type(old: JitType, obj: Any, keep_sizes: bool) -> Optional[JitType]:
     """The type to give a value that held ``obj`` (None: keep its type ``old``)."""
-    if isinstance(obj, ember.Tensor):
+    if isinstance(obj, E.Tensor):
         if keep_sizes:
             return TensorType.from_tensor(obj)
         return TensorType(obj.dtype, obj.device, obj.ndim, None, bool(obj.requires_grad))
@@ -121,7 +122,7 @@ def _observed_type(old: JitType, obj: Any, keep_sizes: bool) -> Optional[JitType
     if isinstance(old, TupleType) and len(old.elems) == len(obj):
         elems = [_observed_type(e, o, keep_sizes) or e for e, o in zip(old.elems, obj)]
         return TupleType(tuple(elems))
-    if isinstance(old, ListType) and obj and all(isinstance(o, ember.Tensor) for o in obj):
+    if isinstance(old, ListType) and obj and all(isinstance(o, E.Tensor) for o in obj):
         elem = None
         for o in obj:
             t = _observed_type(old.elem, o, keep_sizes)
@@ -137,7 +138,7 @@ def _example_inputs(graph: Graph) -> Optional[list]:
         t = v.type
         if not isinstance(t, TensorType) or not t.is_complete:
             return None
-        x = ember.zeros(t.concrete_sizes(), dtype=t.dtype, device=t.device)
+        x = E.zeros(t.concrete_sizes(), dtype=t.dtype, device=t.device)
         if t.requires_grad:
             if not t.dtype.is_floating_point:
                 return None  # no such tensor can exist
@@ -147,7 +148,7 @@ def _example_inputs(graph: Graph) -> Optional[list]:
 
 
 def _private_copy(x: Any) -> Any:
-    if isinstance(x, ember.Tensor):
+    if isinstance(x, E.Tensor):
         return x.clone()  # keeps requires_grad (as a non-leaf when x requires grad)
     if isinstance(x, (list, tuple)):
         return type(x)(_private_copy(e) for e in x)
@@ -156,11 +157,11 @@ def _private_copy(x: Any) -> Any:
 
 def _rng_states(inputs) -> list:
     """Snapshots of the default generators the run may draw from."""
-    device_types = {"cpu"} | {x.device.type for x in inputs if isinstance(x, ember.Tensor)}
+    device_types = {"cpu"} | {x.device.type for x in inputs if isinstance(x, E.Tensor)}
     states = []
     for dt in sorted(device_types):
         try:
-            gen = ember.random.default_generator(dt)
+            gen = default_generator(dt)
             states.append((gen, gen.get_state()))
         except Exception:  # noqa: BLE001 - a device without a random generator draws none
             continue

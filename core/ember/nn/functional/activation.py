@@ -21,7 +21,8 @@ implicit-dim fallback is deprecated there); leaving it out raises TypeError.
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
+from ember._base.grad_mode import is_grad_enabled
 from ember.autograd import kernel_pair as _fused
 from ember.backends.kernels.gates import prelu_backward, prelu_forward
 from ember.errors import DtypeError, ShapeError
@@ -77,7 +78,7 @@ def _write(input, op, *args):
     """``op(input, *args)`` written into input (the in-place variants)."""
     # NOTE: composites save their input for backward, which copy_ is about to overwrite;
     # hand them a copy then (PyTorch's in-place kernels save their result instead).
-    src = input.clone() if input.requires_grad and E.is_grad_enabled() else input
+    src = input.clone() if input.requires_grad and is_grad_enabled() else input
     return input.copy_(op(src, *args))
 
 

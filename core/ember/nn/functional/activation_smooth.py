@@ -12,7 +12,7 @@ Choices where PyTorch leaves room: ``softmin`` needs ``dim``, as ``softmax`` her
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.autograd import kernel_pair as _fused
 from ember.backends.kernels.gates import glu_backward, glu_forward
 from ember.errors import ShapeError

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError
 from ember.ops.composite import composite
 

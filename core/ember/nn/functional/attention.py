@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DeviceMismatchError, DtypeError, ShapeError
 
 from .dropout import dropout as _dropout

@@ -21,7 +21,7 @@ Choices, following PyTorch:
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.backends import cudnn as _cudnn
 from ember.errors import ShapeError
 

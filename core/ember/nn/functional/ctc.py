@@ -29,7 +29,7 @@ log_probs = log_softmax(logits)); without one, PyTorch's gradient fails gradchec
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 from ember import dispatch as _d
 from ember.backends.kernels.loss_ctc import ctc_backward, ctc_forward, ctc_labels

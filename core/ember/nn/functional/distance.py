@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
 from ember.backends.kernels.distance_fused import (cdist_backward, cdist_forward,
                                                    pdist_backward, pdist_forward)
 from ember.backends.kernels.vector_fused import cosine_backward, cosine_forward

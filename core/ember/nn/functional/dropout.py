@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 

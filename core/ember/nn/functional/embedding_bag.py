@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 
 from .sparse import embedding

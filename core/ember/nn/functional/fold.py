@@ -20,7 +20,7 @@ Reference: torch.nn.functional.unfold / fold (im2col, col2im as in Chellapilla e
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.autograd import kernel_pair as _fused
 from ember.errors import ShapeError
 from ember.ops.composite import composite

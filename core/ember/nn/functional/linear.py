@@ -8,7 +8,7 @@ dims, contracts input1 with the weight as one matmul and input2 as one batched m
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 from ember.backends.kernels.loss_fused import (bce_backward, bce_forward,
                                                bce_with_logits_backward,

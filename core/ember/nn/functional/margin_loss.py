@@ -15,7 +15,7 @@ without overflow (PyTorch's float32 gives inf from y x < -89 on).
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 from ember.backends.kernels.loss_fused import (soft_margin_backward, soft_margin_forward,
                                                triplet_backward, triplet_forward)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 
 from .attention import _attention

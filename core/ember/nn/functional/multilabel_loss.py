@@ -15,7 +15,7 @@ averages over the N samples (nan for N = 0, where PyTorch returns uninitialized 
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 from ember.backends.kernels.loss_margin import (multi_margin_backward, multi_margin_forward,
                                                 multilabel_margin_backward,

@@ -32,7 +32,8 @@ from __future__ import annotations
 import math
 import operator
 
-import ember as E
+from ember.ops import namespace as E
+from ember._base.grad_mode import no_grad
 from ember.autograd import kernel_pair as _fused
 from ember.backends.kernels.normalization import (group_norm_backward, group_norm_forward,
                                                   layer_norm_backward, layer_norm_forward)
@@ -144,7 +145,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         # replay with grad on would give the buffers history (they would then require
         # grad); the detach keeps "no gradient into the buffers" in the data flow itself.
         mean, var = mean.detach(), var.detach()
-        with E.no_grad():
+        with no_grad():
             if running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
             if running_var is not None:
@@ -348,7 +349,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         y, mean, var = _normalize(x, tuple(range(2, input.ndim)), eps)
         mean, var = mean.detach(), var.detach()  # a trace drops no_grad (see batch_norm)
-        with E.no_grad():
+        with no_grad():
             if running_mean is not None and input.shape[0]:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(-1, c).mean(0) * momentum)
             if running_var is not None and input.shape[0] and spatial:

@@ -20,7 +20,7 @@ number of trailing dims. The result is always a new tensor, never a view of ``in
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 

@@ -13,7 +13,7 @@ is the inverse shuffle. Any dtype; leading batch dims are kept as they are.
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 from ember.backends.kernels.loss_fused import smooth_l1_backward, smooth_l1_forward
 from ember.ops.composite import composite

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 

@@ -19,7 +19,8 @@ tensors).
 """
 from __future__ import annotations
 
-import ember as E
+from ember.ops import namespace as E
+from ember._base.grad_mode import is_grad_enabled, no_grad
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite
 
@@ -64,7 +65,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         bad = lo if lo < 0 else hi
         raise IndexError(f"embedding(): index {bad} is out of range: indices must be in [0, "
                          f"num_embeddings) = [0, {n})") from None
-    if weight.requires_grad and E.is_grad_enabled():
+    if weight.requires_grad and is_grad_enabled():
         if scale_grad_by_freq:
             ones = E.ones(tuple(flat.shape), dtype=weight.dtype, device=weight.device)
             counts = E.zeros(n, dtype=weight.dtype, device=weight.device)
@@ -79,7 +80,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
 def _renorm_(weight, indices, max_norm: float, norm_type: float) -> None:
     """Scale each row of ``weight`` referenced by ``indices`` whose ``norm_type``-norm
     exceeds ``max_norm`` to norm ``max_norm`` (in place, not recorded by autograd)."""
-    with E.no_grad():
+    with no_grad():
         flat = indices.reshape(-1)
         rows = E.index_select(weight, 0, flat)
         norms = E.norm(rows, norm_type, 1, keepdim=True)

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 from ember.ops.composite import composite
 

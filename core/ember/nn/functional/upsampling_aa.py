@@ -24,7 +24,7 @@ import functools
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 
 __all__ = ["interpolate_aa"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.autograd import kernel_pair as _fused
 from ember.errors import DtypeError, ShapeError
 from ember.ops.composite import composite

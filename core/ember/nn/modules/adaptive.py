@@ -18,8 +18,7 @@ from collections import namedtuple
 
 import numpy as np
 
-import ember as E
-
+from ...ops import namespace as E
 from .. import functional as F
 from .container import ModuleList, Sequential
 from .linear import Linear

@@ -25,7 +25,7 @@ import math
 import numbers
 import warnings
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 
 from ... import factories as _f

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
+from ember.ops import namespace as E
 from ember.errors import ShapeError
 
 from ... import factories as _f

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import copy
 
-import ember as E
-
+from ...ops import namespace as E
 from .. import functional as F
 from .. import init
 from ..functional.multihead_attention import _canonical_mask, _none_or_dtype

@@ -55,7 +55,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite: bool = False,
     Raises RuntimeError, when ``error_if_nonfinite``, for a NaN or infinite total norm;
     TypeError for a non-number ``norm_type``. Reference: torch.nn.utils.get_total_norm.
     """
-    from ... import factories, stack
+    from ... import factories
+    from ...ops.namespace import stack
     p = _norm_type(norm_type, "get_total_norm")
     tensors = _tensors(tensors, "get_total_norm")
     if not tensors:

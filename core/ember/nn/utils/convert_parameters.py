@@ -22,7 +22,7 @@ def parameters_to_vector(parameters) -> Tensor:
     Raises TypeError for parameters on several devices or a non-Tensor item. Reference:
     torch.nn.utils.parameters_to_vector.
     """
-    from ... import cat
+    from ...ops.namespace import cat
     params = _tensors(parameters, "parameters_to_vector")
     _check_device(params, "parameters_to_vector")
     return cat([p.reshape(-1) for p in params])

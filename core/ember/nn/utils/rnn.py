@@ -159,7 +159,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     Raises ValueError for ``total_length`` below the longest sequence. Reference:
     torch.nn.utils.rnn.pad_packed_sequence.
     """
-    from ... import cat, full
+    from ...ops.namespace import cat, full
     if not isinstance(sequence, PackedSequence):
         raise TypeError(f"pad_packed_sequence: expected a PackedSequence, got "
                         f"{type(sequence).__name__}")
@@ -200,7 +200,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     Raises RuntimeError for an empty list or different trailing shapes; ValueError for
     another padding_side. Reference: torch.nn.utils.rnn.pad_sequence.
     """
-    from ... import stack
+    from ...ops.namespace import stack
     from ..functional import pad
     if isinstance(sequences, Tensor):
         sequences = list(sequences.unbind(0))

@@ -25,7 +25,7 @@ import collections.abc as abc
 
 import numpy as np
 
-from ... import stack  # a generated op: ember installs the ops before importing utils
+from ...ops.namespace import stack  # a generated op: ember installs the ops before importing utils
 from ...errors import ShapeError
 from ...factories import from_numpy, tensor
 from ...tensor import Tensor

@@ -27,7 +27,8 @@ import math
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
+from ember._base.grad_mode import is_grad_enabled, no_grad
 from ember.backends.kernels.pooling import check_input, ntuple
 from ember.errors import ShapeError
 from ember.ops.composite import composite
@@ -186,8 +187,8 @@ def _adaptive_max(op: str, nd: int, x, output_size):
     # NOTE: the windows' argmax is found on detached data; the values that carry the
     # gradient are then one gather at those positions, whose backward is one scatter
     # (the index_select + max route's backward scatter-adds every window cell)
-    grad = x.requires_grad and E.is_grad_enabled()
-    with E.no_grad():
+    grad = x.requires_grad and is_grad_enabled()
+    with no_grad():
         values, indices = _adaptive_max_windows(nd, x.detach(), out, lead, sizes)
     if grad:
         plane = x.reshape(lead + (-1,))

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-import ember as E
+from ember.ops import namespace as E
 from ember.backends.kernels.pooling import pool_geometry
 from ember.ops.composite import composite
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-import ember as E
+from ember.ops import namespace as E
 from ember.backends.kernels.pooling import ntuple
 
 from ._common import one

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 
-import ember as E
+from ember.ops import namespace as E
+from ember._base.grad_mode import is_grad_enabled
 from ember.ops.composite import composite
 
 from ember.autograd import kernel_pair as _fused
@@ -85,7 +86,7 @@ def _max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
         as_2d("max_pool1d", self)  # raises its ShapeError
     shape = tuple(self.shape[:-1]) + (1, self.shape[-1])
     geometry = _geometry("max_pool2d", shape, 2, k, s, p, d, bool(ceil_mode))
-    want_grad = self.requires_grad and E.is_grad_enabled()
+    want_grad = self.requires_grad and is_grad_enabled()
     return _fused.run("max_pool1d", _max_pool1d_reference, _max_pool1d_forward,
                       _max_pool1d_backward, (self,),
                       (k, s, p, d, bool(ceil_mode), geometry, want_grad))
