@@ -13,6 +13,7 @@ through ``Work``. Reference: PyTorch's ``torch.distributed`` (c10d) API and its 
 from __future__ import annotations
 
 import enum
+import os
 import time
 from datetime import timedelta
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -107,6 +108,10 @@ class ProcessGroupBackend(Protocol):
     def new_group(self, rank: int, world_size: int, timeout: timedelta) -> ProcessGroup: ...
 
 
+SPIN_S = 0.5  # Work.wait tests back to back this long, then sleeps between tests
+_yield = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))
+
+
 class Work:
     """The handle of an operation started with ``async_op=True`` (torch's ``Work``).
 
@@ -152,9 +157,15 @@ class Work:
                     f"slow, or called a different collective; every rank must make the same "
                     f"collective calls in the same order (EMBER_DISTRIBUTED_DEBUG=DETAIL "
                     f"checks that); raise the limit with init_process_group(timeout=...)")
-            # NOTE: spin first (collectives on one machine finish in microseconds), then
-            # back off to at most 1 ms so a long wait leaves the core to the other ranks.
-            if waited > 1e-3:
+            # NOTE: an engine without a progress thread (MPICH) moves an operation on only
+            # inside its calls, so a sleep between tests stops the transfer: a 4 MB
+            # all-reduce took 9 ms with a 1 ms back-off against 3 ms tested back to back.
+            # Spin as the engine's own wait does, yielding the core to any other runnable
+            # process (more ranks than cores); back off only once the wait is long (a
+            # rank busy elsewhere or gone), to at most 1 ms a sleep.
+            if waited < SPIN_S:
+                _yield()
+            else:
                 pause = min(1e-3, pause * 2 or 1e-5)
                 time.sleep(pause)
         self._complete()

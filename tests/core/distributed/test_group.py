@@ -132,3 +132,41 @@ def test_one_rank_keeps_the_excepthook(register):
     hook = sys.excepthook
     dist.init_process_group("fake")
     assert sys.excepthook is hook
+
+
+class _CountingRequest:
+    """Completes on its ``n``-th test, as an engine that moves only inside its calls."""
+
+    def __init__(self, n: int):
+        self.n, self.tests = n, 0
+
+    def test(self) -> bool:
+        self.tests += 1
+        return self.tests >= self.n
+
+
+class _Clock:
+    """``time`` for Work.wait: 1 ms passes at each reading; sleeps are recorded."""
+
+    def __init__(self):
+        self.now, self.slept = 0.0, []
+
+    def monotonic(self) -> float:
+        self.now += 1e-3
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(s)
+
+
+def test_wait_tests_back_to_back_then_backs_off(monkeypatch):
+    from ember.distributed import types
+    clock = _Clock()
+    monkeypatch.setattr(types, "time", clock)
+    req = _CountingRequest(200)  # 0.2 s of (simulated) waiting
+    assert types.Work(req, "all_reduce", timeout=60.0).wait()
+    assert req.tests == 200 and clock.slept == []  # a sleep would stall the transfer
+    monkeypatch.setattr(types, "SPIN_S", 0.0)  # a long wait: sleeps, at most 1 ms each
+    req = _CountingRequest(50)
+    assert types.Work(req, "all_reduce", timeout=60.0).wait()
+    assert len(clock.slept) == 49 and max(clock.slept) == 1e-3 and min(clock.slept) > 0
