@@ -16,7 +16,7 @@ bandwidth, and fused ember is no slower than torch.compile. Cases:
   (gradients of all six inputs).
 
 Rows: ember fused (the triton_fuser plugin's fuser), ember unfused (the same function
-traced while ``ember.jit.fuser.using_fuser`` gives "cuda" a fuser that fuses nothing, so
+traced while ``ember.jit.runtime.fuser.using_fuser`` gives "cuda" a fuser that fuses nothing, so
 FuseGraph forms no groups and every op is its own CuPy kernel), torch eager and
 torch.compile when torch with CUDA is importable. TF32 is off on both sides.
 
@@ -42,7 +42,7 @@ import sys
 import numpy as np
 
 import ember as E
-from ember.jit import fuser as jit_fuser
+from ember.jit.runtime import fuser as jit_fuser
 
 COPY_BUDGET = 0.85          # fused chain GB/s / copy GB/s
 BATCH, INPUT, HIDDEN = 64, 512, 512

@@ -78,7 +78,7 @@ def digits_rows() -> dict:
 def dynamic_rows() -> dict:
     """The digits CNN traced at batch 64, then called at batches 64 and 17 alternately (a
     loader's last partial batch): one trace serves both once batch 17 has been checked
-    (jit/shape_guards.py), so the per-call time should match a single batch size."""
+    (jit/frontend/shape_guards.py), so the per-call time should match a single batch size."""
     from ember.train.digits import lenet
     E.manual_seed(0)
     model = lenet().eval()

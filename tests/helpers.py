@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.fuser import Fuser
-from ember.jit.interpreter import run_graph
+from ember.jit.runtime.fuser import Fuser
+from ember.jit.runtime.interpreter import run_graph
 
 FLOAT_DTYPES = [E.float32, E.float64]
 LOW_FLOAT_DTYPES = [E.float16, E.bfloat16]
@@ -182,8 +182,8 @@ def fused_graph(text: str):
     """``text`` parsed and fused by FuseGraph (with the fusers registered now), linted,
     and checked on :func:`graph_inputs` against the unfused graph: equal tensors, equal
     metas (shape, dtype, device), None where the unfused graph gives None. Returns it."""
-    import ember.jit.differentiable_graph  # noqa: F401 - registers the meta prims
-    from ember.jit.parser import parse_ir
+    import ember.jit.autodiff.differentiable_graph  # noqa: F401 - registers the meta prims
+    from ember.jit.ir.parser import parse_ir
     from ember.jit.passes.fuse_graph import fuse_graph
     g = parse_ir(text)
     fuse_graph(g)
@@ -204,7 +204,7 @@ def fused_graph(text: str):
 def assert_fuses_to(before: str, after: str, run: bool = True) -> None:
     """FuseGraph turns IR ``before`` into IR ``after`` (compared canonicalized); with
     ``run``, the fused graph computes what ``before`` does (:func:`fused_graph`)."""
-    from ember.jit.parser import parse_ir
+    from ember.jit.ir.parser import parse_ir
     from ember.jit.passes import canonicalize
     from ember.jit.passes.fuse_graph import fuse_graph
     if run:

@@ -34,8 +34,8 @@ from .backends import registry as _backends
 from .autograd import derivatives as _derivatives
 from .autograd import tensor_methods as _autograd_methods
 from .autograd.wrapper_emitter import AutogradEmitter
-from .jit import tracer_hooks as _tracer_hooks
-from .jit.tracing_state import TraceEmitter
+from .jit.frontend import tracer_hooks as _tracer_hooks
+from .jit.frontend.tracing_state import TraceEmitter
 from .ops import codegen
 from .ops import namespace as _ops_namespace
 from .plugins import manager as _plugins
@@ -116,7 +116,7 @@ def _register_builtins() -> None:
 
 
 def _builtin_passes() -> list:
-    from .jit.pipeline import builtin_passes
+    from .jit.passes.pass_manager import builtin_passes
     return builtin_passes()
 
 

@@ -39,10 +39,10 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", 
 
 def _traced(kind: str):
     """Record the factory as a node when a trace is open and a size is a SymInt (see
-    ``jit/traced_factories.py``); otherwise the call costs one attribute read more."""
+    ``jit/frontend/traced_factories.py``); otherwise the call costs one attribute read more."""
     def deco(fn):
         def factory(*args, **kwargs):
-            if _tracing.active:  # the tracer's hook (jit/traced_factories.py)
+            if _tracing.active:  # the tracer's hook (jit/frontend/traced_factories.py)
                 return _tracer.record_factory(kind, fn, args, kwargs)
             return fn(*args, **kwargs)
         factory.__wrapped__ = fn

@@ -104,7 +104,8 @@ class Tensor:
     @property
     def shape(self) -> Size:
         """The sizes of the dimensions, a tuple subclass: ``(N, C, H, W)`` (torch.Tensor.shape).
-        While tracing, the sizes of a traced tensor are SymInts (``jit/symbolic_sizes.py``)."""
+        While tracing, the sizes of a traced tensor are SymInts
+        (``jit/frontend/symbolic_sizes.py``)."""
         if _tracing.active:
             sym = _tracer.sym_shape(self)
             if sym is not None:

@@ -64,7 +64,7 @@ NAMES = ("base", "types", "tensor/dispatch", "ops", "autograd", "jit", "surface"
 # ``jit.traced -> nn`` (Module): a traced module is an ``nn.Module`` (TracedModule), the
 # one JIT class that belongs with the surface it wraps.
 DEBT: dict = {
-    ('ember.jit.traced', 'ember.nn.modules.module'): {'Module'},
+    ('ember.jit.frontend.traced', 'ember.nn.modules.module'): {'Module'},
 }
 
 

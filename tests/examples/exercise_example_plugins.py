@@ -21,7 +21,7 @@ import numpy as np
 import ember as E
 from ember import cli
 from ember.backends import convolution
-from ember.jit.pipeline import pipeline
+from ember.jit.passes.pass_manager import pipeline
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "plugins"
 

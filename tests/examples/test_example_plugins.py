@@ -32,9 +32,9 @@ import ember as E
 import ember.plugins
 from ember.backends import convolution
 from ember.backends.registry import get_backend
-from ember.jit.parser import parse_ir
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
-from ember.jit.pipeline import pipeline
+from ember.jit.passes.pass_manager import pipeline
 from ember.plugins import manager, validation
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ importing upward, they call through two tables held here, in the bottom layer:
 * ``AUTOGRAD``: filled at build by ``ember.autograd.tensor_methods.install`` (the composition
   root ``ember/_build.py`` calls it); read on the paths that record history and by the
   kernel-pair composites. A read costs what a module global's does (~50 ns).
-* ``TRACER``: given a loader at build (``ember.jit.tracer_hooks.load``); read only while a
+* ``TRACER``: given a loader at build (``ember.jit.frontend.tracer_hooks.load``); read only while a
   trace is open (``tracing_state.STATE.active``). Its first read of each hook imports the
   tracer's module (the tracer loads with the first trace, not with ``import ember``) and
   keeps the function on the table, so a call goes straight to the tracer, without a frame

@@ -1,7 +1,7 @@
 """Whether this thread is tracing: the one check every op wrapper makes.
 
 Part of the bottom layer (``ember/_base``, no imports from ember): the generated op
-wrappers, ``Tensor`` and the tracer all read it (``ember.jit.tracing_state`` re-exports
+wrappers, ``Tensor`` and the tracer all read it (``ember.jit.frontend.tracing_state`` re-exports
 it). ``STATE.active`` counts the traces open in any
 thread, so the wrappers' test ``if _tr.active and _tr.claim()`` is one attribute read when
 nothing is traced; ``claim()`` then looks at this thread's stack of traces.

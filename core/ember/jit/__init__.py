@@ -7,23 +7,23 @@ run it through a GraphExecutor that compiles one ExecutionPlan per ArgumentSpec.
     ember.jit.passes.pipeline()             # the real pass order, custom passes included
     ember.jit.counters(); ember.jit.last_executed_optimized_graph()
 
-Modules: ``ir`` (Graph/Block/Node/Value), ``parser`` (IR text), ``tracer`` (recording),
-``traced`` (``trace``), ``executor`` (GraphExecutor), ``plan`` (ExecutionPlan codegen),
-``plan_array_mode`` (its kernel calls on arrays), ``pipeline`` (stages, custom passes),
-``passes/`` (one pass a file; ``passes/autodiff_stage`` the autodiff stage's entries),
-``autodiff`` (``differentiate``), ``autodiff_prims`` (how its prim kinds run),
-``symbolic_formulas`` (pointwise backward formulas as ops), ``differentiable_graph`` (its
-runtime, above the executor), ``fuser`` (fuser registry).
+Sub-packages by concept: ``ir`` (Graph/Block/Node/Value, types, the text form),
+``frontend`` (the tracer, ``trace``, sizes as values), ``runtime`` (GraphExecutor,
+ArgumentSpec, ExecutionPlan, interpreter, op registry, fuser registry), ``autodiff``
+(``differentiate``, its formulas and prims, the DifferentiableGraph runtime) and
+``passes`` (one pass a file; ``passes.pass_manager``: the stages and the
+custom passes).
 """
 # NOTE: attributes load on first use (PEP 562): the op wrappers and Tensor import
-# ember.jit.tracing_state while ember itself is still importing.
+# ember.jit.frontend.tracing_state while ember itself is still importing.
 _LAZY = {
-    "GraphExecutor": "executor", "counters": "executor", "reset_counters": "executor",
-    "last_executed_optimized_graph": "executor",
-    "debug_set_autodiff_subgraph_inlining": "pipeline",
-    "Graph": "ir", "parse_ir": "parser", "register_pass": "pipeline",
-    "JitPassWarning": "pipeline", "trace": "traced", "TracedFunction": "traced",
-    "TracedModule": "traced", "TracingCheckError": "traced", "TracerWarning": "tracer",
+    "GraphExecutor": "runtime.executor", "counters": "runtime.executor",
+    "reset_counters": "runtime.executor", "last_executed_optimized_graph": "runtime.executor",
+    "debug_set_autodiff_subgraph_inlining": "passes.pass_manager", "Graph": "ir.graph",
+    "parse_ir": "ir.parser", "register_pass": "passes.pass_manager",
+    "JitPassWarning": "passes.pass_manager", "trace": "frontend.traced",
+    "TracedFunction": "frontend.traced", "TracedModule": "frontend.traced",
+    "TracingCheckError": "frontend.traced", "TracerWarning": "frontend.tracer",
 }
 
 

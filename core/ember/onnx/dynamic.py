@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit.ir_types import TensorType
+from ..jit.ir.ir_types import TensorType
 from .errors import OnnxExportError
 
 __all__ = ["grown_inputs", "variation"]

@@ -34,8 +34,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .._files import write_atomically
-from ..jit.ir_types import TensorType
-from ..jit.kinds import prim
+from ..jit.ir.ir_types import TensorType
+from ..jit.ir.kinds import prim
 from .context import GraphContext, OnnxValue, SizeValue, has_size_value, traced_value
 from .dtypes import to_onnx
 from .errors import OnnxExportError, UnsupportedOperatorError
@@ -81,7 +81,7 @@ def export(model_or_fn, example_inputs, path, opset_version: int = 17,
 def _export_model(model_or_fn, example_inputs, opset, input_names, output_names,
                   dynamic_axes):
     import onnx
-    from ..jit.traced import _flatten, _module_state
+    from ..jit.frontend.traced import _flatten, _module_state
     from ..nn.modules.module import Module
 
     newest = onnx.defs.onnx_opset_version()
@@ -116,7 +116,7 @@ def _export_model(model_or_fn, example_inputs, opset, input_names, output_names,
 
 def _trace(fn, args, flat, refs, is_module, in_axes):
     """The traced graph, after the export passes, and the variation map (see dynamic.py)."""
-    from ..jit.traced import _flatten, _run_trace, _unflatten
+    from ..jit.frontend.traced import _flatten, _run_trace, _unflatten
     from .dynamic import grown_inputs, variation
     from .passes import prepare
 
@@ -353,7 +353,7 @@ def _sizes_for(node, i: int, arg, variation: dict):
 
 def _formal(kind: str, i: int):
     """The schema type (``"Tensor"``, ``"int"``, ...) of input ``i`` of ``kind``, or None."""
-    from ..jit.op_registry import is_op_kind, op_info
+    from ..jit.runtime.op_registry import is_op_kind, op_info
     if not is_op_kind(kind) or op_info(kind).schema is None:
         return None
     args = op_info(kind).schema.arguments

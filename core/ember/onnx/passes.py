@@ -14,7 +14,7 @@ have no loops or attribute writes to carry.
 """
 from __future__ import annotations
 
-from ..jit.op_registry import is_op_kind, op_info
+from ..jit.runtime.op_registry import is_op_kind, op_info
 from ..jit.passes.check_inplace import _aliased_input, _base
 from ..jit.passes.constant_propagation import constant_propagation
 from ..jit.passes.dead_code_elimination import eliminate_dead_code

@@ -2,7 +2,7 @@
 
 An op is called two ways that must accept the same arguments: its generated wrapper
 (``codegen.py``; the lines come from ``emit_dispatch.argument_lines``) and the JIT's
-array-mode plans (``jit/plan_array_mode.py``), which convert a constant argument once, at
+array-mode plans (``jit/runtime/plan_array_mode.py``), which convert a constant argument once, at
 plan time, and then call the kernel on arrays. Both read ``ARGUMENT_CONVERSIONS``: schema
 type (``int``, ``Scalar``, ``ScalarType`` ...) -> the ``dispatch`` check that converts a
 value of it or raises the PyTorch-style TypeError (``dispatch.arg_error``: ``max_pool2d():

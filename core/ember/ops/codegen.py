@@ -187,7 +187,7 @@ class WrapperEmitter:
     (unindented, a list) for one ``WrapperContext``; ``namespace()`` gives the globals the
     lines read. An emitter need not subclass this: a missing hook adds nothing. The
     autograd layer's emitter is ``ember.autograd.wrapper_emitter.AutogradEmitter``, the
-    tracer's ``ember.jit.tracing_state.TraceEmitter``.
+    tracer's ``ember.jit.frontend.tracing_state.TraceEmitter``.
 
     Only kernel-dispatching ops have the hooks after ``prologue``: a composite's inner ops
     do the work of the upper layers themselves.

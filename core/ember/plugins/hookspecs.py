@@ -31,7 +31,7 @@ def ember_convolution_algorithms():
 @hookspec
 def ember_fusers():
     """Return fusers (``name``, ``device_type``, ``compile(subgraph)``, optionally
-    ``can_fuse_node(node)``; the protocol is ``ember.jit.fuser.Fuser``) for the JIT's
+    ``can_fuse_node(node)``; the protocol is ``ember.jit.runtime.fuser.Fuser``) for the JIT's
     FuseGraph pass; called once at load."""
 
 

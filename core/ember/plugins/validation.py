@@ -10,8 +10,8 @@ hook                           key                         consumer
 =============================  ==========================  ===============================
 ``ember_backends``             backend name                ``backends/registry.py``
 ``ember_convolution_algorithms`` (device type, name)      ``backends/convolution.py``
-``ember_fusers``               device type                 ``jit/fuser.py`` (one per device)
-``ember_jit_passes``           (stage, pass name)          ``jit/pipeline.py``
+``ember_fusers``               device type                 ``jit/runtime/fuser.py`` (one per device)
+``ember_jit_passes``           (stage, pass name)          ``jit/passes/pass_manager.py``
 ``ember_onnx_symbolics``       (qualified op, opset)       ``onnx/registry.py``
 ``ember_process_group_backends`` backend name             ``distributed``
 =============================  ==========================  ===============================
@@ -117,7 +117,7 @@ def validate_named(kind: str, attrs: tuple[str, ...]):
 
 
 def pass_name(fn) -> str:
-    """The name a JIT pass is listed, logged and reported under (``jit/pipeline.py``)."""
+    """The name a JIT pass is listed, logged and reported under (``jit/passes/pass_manager.py``)."""
     return getattr(fn, "__qualname__", repr(fn))
 
 

@@ -28,7 +28,7 @@ FuseGraph may group runs, and its errors (an integer division by zero) are eager
 What fuses (``why_not`` gives the reason for anything else; FuseGraph asks it through
 ``can_fuse_node``, and ``compile`` raises it as ``FusionDeclined``):
 
-- pointwise ops of ``ember.jit.fuser.FUSIBLE_KINDS`` (not chunks or concatenation: the
+- pointwise ops of ``ember.jit.runtime.fuser.FUSIBLE_KINDS`` (not chunks or concatenation: the
   engine walks one iteration space);
 - ``sum``/``mean``/``amax``/``amin`` of a floating tensor over the last dim or all dims
   without ``dtype=``: a reduction splits the group into stages, one program per reduction
@@ -60,12 +60,12 @@ from ember import types as _t
 from ember.backends import registry as _registry
 from ember.backends.elementwise import Program, compile_program
 from ember.backends.elementwise.recipes import compute_dtype, emit
-from ember.jit.fuser import (CHUNK_KINDS, FUSED_CONCAT, FUSIBLE_KINDS, Fuser, FusionDeclined,
-                             record_fallback)
-from ember.jit.interpreter import run_graph
-from ember.jit.ir_types import TensorType
-from ember.jit.kinds import prim
-from ember.jit.op_registry import op_info
+from ember.jit.runtime.fuser import (CHUNK_KINDS, FUSED_CONCAT, FUSIBLE_KINDS, Fuser,
+                                     FusionDeclined, record_fallback)
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.ir_types import TensorType
+from ember.jit.ir.kinds import prim
+from ember.jit.runtime.op_registry import op_info
 
 __all__ = ["CpuFuser", "CpuFusedKernel", "REDUCTION_KINDS", "MIN_ELEMENTS"]
 

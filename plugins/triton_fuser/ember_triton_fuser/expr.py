@@ -31,7 +31,7 @@ import numpy as np
 
 from ember import types as _t
 from ember.backends.kernels.pointwise import scalar_to
-from ember.jit.fuser import FusionDeclined
+from ember.jit.runtime.fuser import FusionDeclined
 from ember.types import ScalarType
 
 __all__ = ["compute_dtype", "triton_type", "LIBDEVICE_NAME", "LIBDEVICE_FUNCTIONS"]

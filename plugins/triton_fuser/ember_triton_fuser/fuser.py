@@ -1,4 +1,4 @@
-"""TritonFuser: the ``ember.jit.fuser.Fuser`` that turns a FusionGroup into a Triton kernel.
+"""TritonFuser: the ``ember.jit.runtime.fuser.Fuser`` that turns a FusionGroup into a Triton kernel.
 
 ``can_fuse_node`` tells FuseGraph which nodes may join a group (``lowering.can_lower_node``:
 the pointwise ops ``ops.lower`` generates, chunk/split of an input, reductions over the
@@ -12,7 +12,7 @@ stream (``launch.ensure_driver``). With ``interpret=True`` the same source runs 
 Triton's interpreter on host numpy arrays (``interpreter.as_pointer``): register such a
 fuser for ``"cpu"`` to check generated kernels without a GPU::
 
-    with ember.jit.fuser.using_fuser("cpu", TritonFuser("cpu", interpret=True)):
+    with ember.jit.runtime.fuser.using_fuser("cpu", TritonFuser("cpu", interpret=True)):
         traced = ember.jit.trace(fn, inputs)
 
 Reference: PyTorch's ``torch/csrc/jit/fuser/interface.h`` and the fuser's
@@ -24,8 +24,8 @@ import threading
 
 import numpy as np
 
-from ember.jit.fuser import Fuser
-from ember.jit.ir_types import TensorType
+from ember.jit.runtime.fuser import Fuser
+from ember.jit.ir.ir_types import TensorType
 
 from .lowering import can_lower_node, lower_subgraph
 

@@ -9,7 +9,7 @@ whose key has no sizes: a new batch size builds a new CallSpec, not a new kernel
 
 A call the kernel cannot take (a row wider than ``codegen.MAX_BLOCK_C``, shapes that do
 not broadcast) runs the group's ops unfused for that call; the reason is logged and kept
-in ``ember.jit.fuser.fusion_fallbacks()`` once per distinct input layout. Unfused ops
+in ``ember.jit.runtime.fuser.fusion_fallbacks()`` once per distinct input layout. Unfused ops
 raise the error a caller should see (a shape mismatch, in eager op's words).
 
 Reference: PyTorch's ``torch/csrc/jit/fuser/executor.cpp`` (``runFusion``: expand the
@@ -22,8 +22,8 @@ import logging
 import numpy as np
 
 from ember.dispatch import wrap
-from ember.jit.fuser import BROADCASTING_CHUNK, record_fallback
-from ember.jit.interpreter import run_graph
+from ember.jit.runtime.fuser import BROADCASTING_CHUNK, record_fallback
+from ember.jit.runtime.interpreter import run_graph
 
 from . import cache, codegen
 from .layout import broadcast_shapes, make_layout

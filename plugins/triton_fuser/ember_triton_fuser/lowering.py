@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ember import types as _t
-from ember.jit.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, FUSED_CONCAT, FusionDeclined
-from ember.jit.ir_types import TensorType
-from ember.jit.kinds import prim
+from ember.jit.runtime.fuser import BROADCASTING_CHUNK, CHUNK_KINDS, FUSED_CONCAT, FusionDeclined
+from ember.jit.ir.ir_types import TensorType
+from ember.jit.ir.kinds import prim
 
 from . import ops
 from .binary_rules import INT_DIVISION_BY_TENSOR

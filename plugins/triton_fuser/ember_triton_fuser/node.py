@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ember import types as _t
-from ember.jit.fuser import FusionDeclined
+from ember.jit.runtime.fuser import FusionDeclined
 from ember.types import ScalarType
 
 from .expr import _cast, _const_to, _is_float, _num, _p, _scalar

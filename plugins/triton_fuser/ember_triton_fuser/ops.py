@@ -1,7 +1,7 @@
 """Pointwise ember ops as Triton expressions: one rule per node kind.
 
 ``lower(kind, inputs, out_dtype)`` returns ONE Triton expression (no statements) that
-computes an op of ``ember.jit.fuser.FUSIBLE_KINDS`` from its operands' register values, with
+computes an op of ``ember.jit.runtime.fuser.FUSIBLE_KINDS`` from its operands' register values, with
 ember's eager (numpy) semantics. Registers hold ``compute_dtype`` values: float16 and
 bfloat16 compute in float32 and are rounded once, when stored (what PyTorch's CUDA kernels
 call "opmath"); bool is ``tl.int1``. For example, with ``x`` an int8 tensor::
@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ember.jit.fuser import FusionDeclined
+from ember.jit.runtime.fuser import FusionDeclined
 from ember.types import ScalarType
 
 # importing them registers the rules

@@ -43,7 +43,7 @@ def test_base_modules_load_without_ember():
 
 def test_old_paths_are_the_same_objects():
     from ember.autograd import grad_mode as old_gm
-    from ember.jit import tracing_state as old_ts
+    from ember.jit.frontend import tracing_state as old_ts
     for name in ("STATE", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
                  "is_grad_enabled", "is_inference_mode_enabled"):
         assert getattr(old_gm, name) is getattr(grad_mode, name)

@@ -10,7 +10,7 @@ import pytest
 import ember  # noqa: F401 - builds the tables
 from ember._base import hooks
 from ember._base.hooks import AUTOGRAD, TRACER, HookNotInstalledError, HookTable, LazyHookTable
-from ember.jit import tracer_hooks
+from ember.jit.frontend import tracer_hooks
 
 
 def test_install_and_read():

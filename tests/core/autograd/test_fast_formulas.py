@@ -213,7 +213,7 @@ def test_engine_sums_equal_the_ops_bit_for_bit(dtype):
 
 
 def test_nothing_is_computed_on_kernels_while_tracing(monkeypatch):
-    from ember.jit import tracing_state
+    from ember.jit.frontend import tracing_state
     g = rand(2, 2)
     monkeypatch.setattr(tracing_state.STATE, "active", 1)
     with E.no_grad():

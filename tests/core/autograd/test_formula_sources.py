@@ -1,6 +1,6 @@
 """One source per backward formula: ``derivatives.yaml`` (and the helpers of
 ``autograd/formulas/`` it calls) states the math once. The JIT's symbolic forms are
-lowered from those texts (``jit/symbolic_formulas.py``), the kernel forms of pointwise
+lowered from those texts (``jit/autodiff/symbolic_formulas.py``), the kernel forms of pointwise
 formulas are compiled from them (``autograd/kernel_forms.py``), and a hand-written kernel
 form names the exact yaml expression it computes, which ``codegen`` checks."""
 from __future__ import annotations

@@ -2,7 +2,7 @@
 import pytest
 
 import ember.jit
-from ember.jit.executor import autodiff_subgraph_inlining
+from ember.jit.runtime.executor import autodiff_subgraph_inlining
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 import ember as E
 import ember.jit
 from ember import _indexing
-from ember.jit.executor import autodiff_subgraph_inlining
+from ember.jit.runtime.executor import autodiff_subgraph_inlining
 
 SHAPE = (4, 5)
 ROWS = E.tensor([0, 2, 3])                  # unique: a plain write keeps every value

@@ -10,9 +10,9 @@ import pytest
 
 import ember as E
 from ember import dispatch
-from ember.jit import plan_array_mode
-from ember.jit.parser import parse_ir
-from ember.jit.plan import ExecutionPlan
+from ember.jit.runtime import plan_array_mode
+from ember.jit.ir.parser import parse_ir
+from ember.jit.runtime.plan import ExecutionPlan
 from ember.ops import FUNCTIONS, arguments, codegen, emit_dispatch
 from ember.ops.arguments import ARGUMENT_CONVERSIONS, Conversion
 from ember.ops.schema import parse_schema

@@ -9,7 +9,7 @@ import pytest
 
 import ember as E
 from ember.autograd.wrapper_emitter import AutogradEmitter
-from ember.jit.tracing_state import TraceEmitter
+from ember.jit.frontend.tracing_state import TraceEmitter
 from ember.ops import FUNCTIONS, codegen, runtime
 
 OPS = ("add", "mul", "sum", "view", "relu", "fill_", "max.dim")

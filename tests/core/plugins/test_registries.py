@@ -13,7 +13,8 @@ import ember as E
 from ember._base import registry as R
 from ember.backends import convolution, registry as backends
 from ember.distributed import process_group
-from ember.jit import fuser, pipeline
+from ember.jit.runtime import fuser
+from ember.jit.passes import pass_manager as pipeline
 from ember.onnx import registry as onnx_registry
 from ember.plugins import load_module, manager, unload_module
 
@@ -169,8 +170,8 @@ def test_reload_keeps_the_builtins():
 
 
 @pytest.mark.parametrize("module", ["_base/registry.py", "backends/registry.py",
-                                    "backends/convolution.py", "jit/fuser.py",
-                                    "jit/pipeline.py", "onnx/registry.py",
+                                    "backends/convolution.py", "jit/runtime/fuser.py",
+                                    "jit/passes/pass_manager.py", "onnx/registry.py",
                                     "distributed/process_group.py", "plugins/validation.py"])
 def test_no_registry_imports_the_plugin_manager(module):
     tree = ast.parse((CORE / module).read_text())

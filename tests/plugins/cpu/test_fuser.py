@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 
 import ember as E
 import ember.nn.functional as F
-from ember.jit import fuser as jf
-from ember.jit.fuser import FusionDeclined, using_fuser
+from ember.jit.runtime import fuser as jf
+from ember.jit.runtime.fuser import FusionDeclined, using_fuser
 from ember.parallel import num_threads
 from ember_cpu import fuser as cf
 from helpers import assert_close as _assert_close, to_np
@@ -200,7 +200,7 @@ def test_one_and_two_threads_agree(small_fuser):
 
 
 def test_why_not_names_the_reason():
-    from ember.jit.parser import parse_ir
+    from ember.jit.ir.parser import parse_ir
     g = parse_ir("""graph(%x : Float(4, 4, device=cpu), %y : Float(512, 512, device=cpu)):
   %a : Float(4, 4, device=cpu) = ember::mm(%x, %x)
   %b : Float(4, 4, device=cpu) = ember::tanh(%x)
@@ -216,7 +216,7 @@ def test_why_not_names_the_reason():
 
 
 def test_compile_declines_with_the_reason():
-    from ember.jit.parser import parse_ir
+    from ember.jit.ir.parser import parse_ir
     g = parse_ir("""graph(%x : Float(64, 64, device=cpu)):
   %one : int = prim::Constant[value=1]()
   %a : Float(64, 64, device=cpu) = ember::cumsum(%x, %one)

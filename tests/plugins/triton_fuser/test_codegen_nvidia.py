@@ -14,7 +14,7 @@ import pytest
 
 import ember as E
 import ember.nn.functional as F
-from ember.jit import fuser as jit_fuser
+from ember.jit.runtime import fuser as jit_fuser
 
 from ember_triton_fuser import HostOnlyFuser
 

@@ -11,7 +11,7 @@ import pytest
 
 import ember as E
 import ember.nn.functional as F
-from ember.jit import fuser as jit_fuser
+from ember.jit.runtime import fuser as jit_fuser
 
 from ember_triton_fuser import TritonFuser, cache, codegen
 from helpers import backward_graphs
@@ -333,7 +333,7 @@ def test_fused_concat_shape_mismatch_raises_cats_error(fuser):
                                          ("Float(*, 4)", "Float(3, 4)", True),
                                          ("Float(2, 4)", "Float(2, 4)", True)])
 def test_fused_concat_of_pieces_known_to_differ_is_refused(a, b, fuses):
-    from ember.jit.parser import parse_ir
+    from ember.jit.ir.parser import parse_ir
     from ember_triton_fuser.lowering import can_lower_node
     g = parse_ir(f"""graph(%a : {a}, %b : {b}):
   %c : Float(*, *) = prim::FusedConcat[dim=0](%a, %b)
@@ -382,7 +382,7 @@ def test_compile_failure_falls_back_with_reason(fuser, monkeypatch, caplog):
 
 
 def test_declined_group_runs_unfused(fuser, monkeypatch):
-    from ember.jit.fuser import FusionDeclined
+    from ember.jit.runtime.fuser import FusionDeclined
     from ember_triton_fuser import fuser as fuser_module
 
     def declines(subgraph):
@@ -412,7 +412,7 @@ def test_shape_mismatch_raises_eager_error_and_keeps_the_kernel(fuser):
     with pytest.raises(Exception, match="shapes do not broadcast") as fused:
         traced(tensor(3, 4), tensor(5, 4))
     # a new size is first checked by tracing again, so the error is eager's own, raised at
-    # the user's line before any kernel runs (jit/shape_guards.py)
+    # the user's line before any kernel runs (jit/frontend/shape_guards.py)
     assert type(fused.value).__name__ == "ShapeError"
     x, y = tensor(3, 4), tensor(3, 4)
     np.testing.assert_allclose(traced(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.fuser import CHUNK_KINDS, FUSED_CONCAT, FUSIBLE_KINDS, FusionDeclined
-from ember.jit.op_registry import op_info
+from ember.jit.runtime.fuser import CHUNK_KINDS, FUSED_CONCAT, FUSIBLE_KINDS, FusionDeclined
+from ember.jit.runtime.op_registry import op_info
 from ember.ops import FUNCTIONS
 
 from ember_triton_fuser import interpreter, ops

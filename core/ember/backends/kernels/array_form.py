@@ -1,7 +1,7 @@
 """A kernel's array-level form: the one ufunc a kernel is, declared where it is defined.
 
 A caller that builds a call once and runs it many times (the JIT's array-mode plans,
-``ember.jit.plan_array_mode``) may call that ufunc in place of the kernel, and hand it
+``ember.jit.runtime.plan_array_mode``) may call that ufunc in place of the kernel, and hand it
 ``out=`` to write into a buffer it reuses. The form holds under a contract the kernel's
 author checks once:
 

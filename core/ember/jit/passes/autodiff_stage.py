@@ -50,19 +50,20 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ember.jit.autodiff import differentiate
-from ember.jit.differentiable_graph import pack_gradient
-from ember.jit.ir import Graph, prim
+from ember.jit.autodiff.differentiation import differentiate
+from ember.jit.autodiff.differentiable_graph import pack_gradient
+from ember.jit.ir.graph import Graph, prim
 from ember.jit.passes.create_autodiff_subgraphs import create_autodiff_subgraphs
 from ember.jit.passes.inline_autodiff_subgraphs import inline_autodiff_subgraphs
-from ember.jit import pipeline as _pipeline
+from ember.jit.passes import pass_manager as _pipeline
 
 __all__ = ["create_subgraphs", "differentiate_subgraphs", "inline_subgraphs"]
 
 
 def create_subgraphs(graph: Graph) -> None:
     """``create_autodiff_subgraphs`` in place, with the node threshold (2), or 1 when
-    inlining is off (:func:`~ember.jit.pipeline.debug_set_autodiff_subgraph_inlining`)."""
+    inlining is off
+    (:func:`~ember.jit.passes.pass_manager.debug_set_autodiff_subgraph_inlining`)."""
     inlining = _pipeline.autodiff_subgraph_inlining()
     create_autodiff_subgraphs(graph, _pipeline.AUTODIFF_SUBGRAPH_NODE_THRESHOLD
                               if inlining else 1)
@@ -87,6 +88,7 @@ def differentiate_subgraphs(graph: Graph,
 
 def inline_subgraphs(graph: Graph) -> None:
     """``inline_autodiff_subgraphs`` in place with the inline threshold (5); nothing when
-    inlining is off (:func:`~ember.jit.pipeline.debug_set_autodiff_subgraph_inlining`)."""
+    inlining is off
+    (:func:`~ember.jit.passes.pass_manager.debug_set_autodiff_subgraph_inlining`)."""
     if _pipeline.autodiff_subgraph_inlining():
         inline_autodiff_subgraphs(graph, _pipeline.AUTODIFF_SUBGRAPH_INLINE_THRESHOLD)

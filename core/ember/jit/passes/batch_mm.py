@@ -59,8 +59,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.ir import Block, Graph, ListType, Node, TensorType, Value, prim
-from ember.jit.kinds import is_inplace_kind
+from ember.jit.ir.graph import Block, Graph, ListType, Node, TensorType, Value, prim
+from ember.jit.ir.kinds import is_inplace_kind
 from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["batch_mm", "MIN_BATCH"]

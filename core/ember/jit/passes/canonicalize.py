@@ -25,7 +25,7 @@ the seeds introduce "so that all structurally equivalent graphs render the same"
 """
 from __future__ import annotations
 
-from ember.jit.ir import Graph
+from ember.jit.ir.graph import Graph
 
 __all__ = ["canonicalize"]
 

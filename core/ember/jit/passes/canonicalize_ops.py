@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ember.jit.ir import Block, Graph, Node, Value
+from ember.jit.ir.graph import Block, Graph, Node, Value
 
 __all__ = ["canonicalize_ops"]
 

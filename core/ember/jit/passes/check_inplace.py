@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.ir import Block, Graph, Node, TensorType, Value, prim
-from ember.jit.op_registry import is_op_kind, op_info
-from ember.jit.pipeline import UserGraphError
+from ember.jit.ir.graph import Block, Graph, Node, TensorType, Value, prim
+from ember.jit.runtime.op_registry import is_op_kind, op_info
+from ember.jit.passes.pass_manager import UserGraphError
 
 __all__ = ["check_inplace", "InplaceError"]
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from ember.jit.autodiff import TENSOR_META
-from ember.jit.fuser import BROADCASTING_CHUNK
-from ember.jit.ir import Block, ListType, Node, TensorType, Value, prim
+from ember.jit.autodiff.differentiation import TENSOR_META
+from ember.jit.runtime.fuser import BROADCASTING_CHUNK
+from ember.jit.ir.graph import Block, ListType, Node, TensorType, Value, prim
 from ember.jit.passes.dead_code_elimination import destroy_with_constants
 from ember.jit.passes.fusion_metas import earliest
 

@@ -51,8 +51,8 @@ from __future__ import annotations
 
 from collections import ChainMap
 
-from ember.jit.ir import AnyType, Block, Graph, Node, prim
-from ember.jit.attributes import attrs_key
+from ember.jit.ir.graph import AnyType, Block, Graph, Node, prim
+from ember.jit.ir.attributes import attrs_key
 
 __all__ = ["eliminate_common_subexpression"]
 

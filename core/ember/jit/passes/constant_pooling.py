@@ -47,8 +47,8 @@ which also moves every constant to the start of the graph.
 from __future__ import annotations
 
 
-from ember.jit.attributes import attrs_key
-from ember.jit.ir import Graph, prim
+from ember.jit.ir.attributes import attrs_key
+from ember.jit.ir.graph import Graph, prim
 
 __all__ = ["constant_pooling"]
 

@@ -40,7 +40,7 @@ constants nobody reads any more are gone)::
 What is folded: a node whose inputs are all ``prim::Constant`` outputs, of kind
 ``ember::<op>`` (not in place, not random: ``NONDETERMINISTIC_KINDS``, no side effects) or
 ``prim::ListConstruct``/``TupleConstruct``/``ListUnpack``/``TupleUnpack``. It runs once
-through :func:`ember.jit.interpreter.run_node` (under ``no_grad``) and its outputs become
+through :func:`ember.jit.runtime.interpreter.run_node` (under ``no_grad``) and its outputs become
 constants. Other ``prim::`` kinds and ``prim::PythonOp`` are never run. A node that raises
 is left alone, so the error surfaces when the graph runs, as it would have without the
 pass. Control flow: ``prim::If`` with a constant condition is replaced by the nodes of the
@@ -67,10 +67,10 @@ from typing import Any, Optional
 
 from ember.ops import namespace as E
 from ember._base.grad_mode import no_grad
-from ember.jit.attributes import attrs_key
-from ember.jit.interpreter import run_node
-from ember.jit.ir import AnyType, Block, Graph, ListType, Node, Value, constant_type, prim
-from ember.jit.op_registry import is_op_kind, op_info
+from ember.jit.ir.attributes import attrs_key
+from ember.jit.runtime.interpreter import run_node
+from ember.jit.ir.graph import AnyType, Block, Graph, ListType, Node, Value, constant_type, prim
+from ember.jit.runtime.op_registry import is_op_kind, op_info
 from ember.jit.passes.common_subexpression_elimination import NONDETERMINISTIC_KINDS
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 

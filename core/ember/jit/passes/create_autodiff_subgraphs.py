@@ -44,8 +44,8 @@ Reference: PyTorch's ``CreateAutodiffSubgraphs``
 """
 from __future__ import annotations
 
-from ember.jit.autodiff import META_KINDS, is_differentiable
-from ember.jit.ir import Block, Graph, Node, prim
+from ember.jit.autodiff.differentiation import META_KINDS, is_differentiable
+from ember.jit.ir.graph import Block, Graph, Node, prim
 from ember.jit.passes.common_subexpression_elimination import eliminate_common_subexpression
 
 __all__ = ["create_autodiff_subgraphs", "subgraph_size", "unmerge_subgraph"]

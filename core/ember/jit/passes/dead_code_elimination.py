@@ -47,7 +47,7 @@ Reference: PyTorch's ``EliminateDeadCode`` (``torch/csrc/jit/passes/dead_code_el
 """
 from __future__ import annotations
 
-from ember.jit.ir import Block, Graph, Node, prim
+from ember.jit.ir.graph import Block, Graph, Node, prim
 
 __all__ = ["eliminate_dead_code", "destroy_if_dead", "destroy_with_constants"]
 

@@ -51,8 +51,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.ir import (Block, Graph, IntType, ListType, Node, NoneType, TensorType,
-                          Value, prim)
+from ember.jit.ir.graph import (Block, Graph, IntType, ListType, Node, NoneType, TensorType,
+                                Value, prim)
 from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["decompose_ops"]

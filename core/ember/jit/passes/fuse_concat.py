@@ -60,8 +60,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.fuser import FUSED_CONCAT
-from ember.jit.ir import Block, IntType, Node, TensorType, prim
+from ember.jit.runtime.fuser import FUSED_CONCAT
+from ember.jit.ir.graph import Block, IntType, Node, TensorType, prim
 from ember.jit.passes.dead_code_elimination import destroy_with_constants
 
 __all__ = ["fuse_concats", "has_fused_concat"]

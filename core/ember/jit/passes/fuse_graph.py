@@ -63,7 +63,7 @@ metas read is not stored: its meta is computed from the group's inputs
 
 Without a registered fuser the pass does nothing. Nested blocks get their own groups;
 subgraph attributes are not entered. A group runs through
-:class:`ember.jit.fuser.FusionGroupOp`, unfused when its fuser declines.
+:class:`ember.jit.runtime.fuser.FusionGroupOp`, unfused when its fuser declines.
 
 Reference: PyTorch's ``FuseGraph`` (``torch/csrc/jit/passes/graph_fuser.cpp``: ``scanNode``,
 ``tryFuse``, ``mergeNodeIntoGroup``, ``mergeFusionGroups``, ``tryToMoveChunk``,
@@ -74,15 +74,15 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from ember.jit.attributes import value_key
-from ember.jit.fuser import CHUNK_KINDS, can_fuse_node, registered_fusers
+from ember.jit.ir.attributes import value_key
+from ember.jit.runtime.fuser import CHUNK_KINDS, can_fuse_node, registered_fusers
 from ember.jit.passes.chunk_motion import chunk_producing, try_move_chunk
 from ember.jit.passes.dead_code_elimination import destroy_with_constants
 from ember.jit.passes.fuse_concat import fuse_concats, has_fused_concat
 from ember.jit.passes.fusion_metas import metas_from_group_inputs, sink_metas
-from ember.jit.ir import (Block, BoolType, DeviceType, FloatType, Graph, IntType, ListType,
-                          Node, NoneType, ScalarTypeType, StringType, TensorType, Value,
-                          prim)
+from ember.jit.ir.graph import (Block, BoolType, DeviceType, FloatType, Graph, IntType, ListType,
+                                Node, NoneType, ScalarTypeType, StringType, TensorType, Value,
+                                prim)
 
 __all__ = ["fuse_graph"]
 

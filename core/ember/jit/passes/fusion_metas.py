@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.autodiff import BROADCAST_META, REDUCE_META, TENSOR_META
-from ember.jit.fuser import BROADCASTING_CHUNK, FUSED_CONCAT, FUSIBLE_KINDS
-from ember.jit.ir import Block, Node, Value, prim
-from ember.jit.ir_types import AnyType, ListType, TensorType
+from ember.jit.autodiff.differentiation import BROADCAST_META, REDUCE_META, TENSOR_META
+from ember.jit.runtime.fuser import BROADCASTING_CHUNK, FUSED_CONCAT, FUSIBLE_KINDS
+from ember.jit.ir.graph import Block, Node, Value, prim
+from ember.jit.ir.ir_types import AnyType, ListType, TensorType
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 
 __all__ = ["BROADCAST_META", "sink_metas", "metas_from_group_inputs", "earliest"]

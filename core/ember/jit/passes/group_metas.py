@@ -1,5 +1,5 @@
 """GroupMetas: gather the metas a forward graph keeps for its backward into one cached
-``prim::MetaGroup`` node (see :mod:`ember.jit.meta_group` for why and how it runs).
+``prim::MetaGroup`` node (see :mod:`ember.jit.autodiff.meta_group` for why and how it runs).
 
 Before (a forward graph as autodiff and FuseGraph leave it)::
 
@@ -39,8 +39,8 @@ metas of the values it fused.
 """
 from __future__ import annotations
 
-from ember.jit.autodiff import META_KINDS
-from ember.jit.ir import Graph, Node, prim
+from ember.jit.autodiff.differentiation import META_KINDS
+from ember.jit.ir.graph import Graph, Node, prim
 from ember.jit.passes.fusion_metas import earliest
 
 __all__ = ["group_metas"]
@@ -49,7 +49,7 @@ __all__ = ["group_metas"]
 def group_metas(graph: Graph) -> None:
     """Gather the metas of ``graph``'s top-level block into one ``prim::MetaGroup`` (see
     the module docstring), in place. Returns None."""
-    import ember.jit.meta_group  # noqa: F401 - registers how the group runs
+    import ember.jit.autodiff.meta_group  # noqa: F401 - registers how the group runs
     block = graph.block
     members: list = []
     made: set = set()  # member outputs

@@ -33,7 +33,7 @@ Reference: PyTorch's ``InlineAutodiffSubgraphs``
 """
 from __future__ import annotations
 
-from ember.jit.ir import Block, Graph, Node, prim
+from ember.jit.ir.graph import Block, Graph, Node, prim
 from ember.jit.passes.create_autodiff_subgraphs import subgraph_size, unmerge_subgraph
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 

@@ -53,8 +53,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.interpreter import register_prim
-from ember.jit.ir import Block, Graph, IntType, Node, Value, prim
+from ember.jit.runtime.interpreter import register_prim
+from ember.jit.ir.graph import Block, Graph, IntType, Node, Value, prim
 
 __all__ = ["unroll_loops", "UNROLL_FACTOR", "MAX_FULL_UNROLL", "MAX_BODY_SIZE",
            "INT_ADD", "UNROLL_TRIP_COUNTS"]

@@ -1,7 +1,7 @@
 """Lower GradOf: turn each ``prim::GradOf`` into an explicit test and a ``prim::If``.
 
 ``prim::GradOf`` means "run this block only if some input gradient is defined, else every
-output is undefined" (:mod:`ember.jit.autograd_prims`); after
+output is undefined" (:mod:`ember.jit.runtime.autograd_prims`); after
 ``specialize_autograd_zero`` has resolved the ones whose inputs are known, the rest become
 control flow the executor runs like any other.
 
@@ -31,15 +31,15 @@ After ``lower_grad_of(g)``::
 
 The then-block is the GradOf's block (its nodes are moved, not copied); the else-block
 returns a ``prim::AutogradZero`` for every output (one node per gradient type,
-:func:`~ember.jit.autograd_prims.zero_type`). Outputs keep their types and names.
+:func:`~ember.jit.runtime.autograd_prims.zero_type`). Outputs keep their types and names.
 GradOfs in nested blocks (and inside other GradOfs) are lowered too.
 
 Reference: PyTorch's ``LowerGradOf`` (``torch/csrc/jit/passes/lower_grad_of.cpp``).
 """
 from __future__ import annotations
 
-import ember.jit.autograd_prims as ap
-from ember.jit.ir import Block, BoolType, Graph, Node, prim
+import ember.jit.runtime.autograd_prims as ap
+from ember.jit.ir.graph import Block, BoolType, Graph, Node, prim
 
 __all__ = ["lower_grad_of"]
 

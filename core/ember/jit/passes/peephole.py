@@ -57,8 +57,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ember.jit.ir import Block, Graph, IntType, Node, TensorType, Value, prim
-from ember.jit.kinds import is_inplace_kind
+from ember.jit.ir.graph import Block, Graph, IntType, Node, TensorType, Value, prim
+from ember.jit.ir.kinds import is_inplace_kind
 from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["peephole"]

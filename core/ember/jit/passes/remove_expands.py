@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ember.jit.ir import (Block, FloatType, Graph, IntType, Node, TensorType, Value,
-                          prim)
+from ember.jit.ir.graph import (Block, FloatType, Graph, IntType, Node, TensorType, Value,
+                                prim)
 from ember.jit.passes.dead_code_elimination import destroy_if_dead
 
 __all__ = ["remove_expands", "BROADCASTING_OPS"]

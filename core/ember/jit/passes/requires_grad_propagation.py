@@ -59,9 +59,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from ember.jit.ir import (AnyType, Block, Graph, JitType, ListType, Node, OptionalType,
-                          TensorType, TupleType, prim)
-from ember.jit.op_registry import is_op_kind, op_info
+from ember.jit.ir.graph import (AnyType, Block, Graph, JitType, ListType, Node, OptionalType,
+                                TensorType, TupleType, prim)
+from ember.jit.runtime.op_registry import is_op_kind, op_info
 
 __all__ = ["propagate_requires_grad"]
 

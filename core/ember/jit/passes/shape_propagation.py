@@ -25,10 +25,10 @@ With ``keep_sizes=False`` the sizes are dropped and the rank kept (``Float(*, *,
 requires_grad=0, device=cpu)``): the GraphExecutor specializes a plan on ranks, not sizes,
 so a plan's graph must not claim sizes that the next call may not have.
 
-How: the graph runs through :func:`ember.jit.interpreter.run_graph`, which reports every
+How: the graph runs through :func:`ember.jit.runtime.interpreter.run_graph`, which reports every
 value it computes. Values inside a ``prim::If`` branch that did not run keep their types;
 a value computed several times (in a ``prim::Loop`` body) gets what all its runs share
-(:func:`~ember.jit.ir_types.unify_types`). A list of tensors gets ``T[]`` with ``T`` what
+(:func:`~ember.jit.ir.ir_types.unify_types`). A list of tensors gets ``T[]`` with ``T`` what
 its elements share; a tuple gets one type per element. Values holding no tensor keep their
 types, and so do the values of subgraph attributes (``prim::FusionGroup``).
 
@@ -51,8 +51,8 @@ from typing import Any, Optional, Sequence
 
 from ember.ops import namespace as E
 from ember.random import default_generator
-from ember.jit.interpreter import JitRuntimeError, run_graph
-from ember.jit.ir import Graph, JitType, ListType, TensorType, TupleType, prim, unify_types
+from ember.jit.runtime.interpreter import JitRuntimeError, run_graph
+from ember.jit.ir.graph import Graph, JitType, ListType, TensorType, TupleType, prim, unify_types
 
 __all__ = ["propagate_shapes"]
 

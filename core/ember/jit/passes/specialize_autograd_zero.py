@@ -4,7 +4,7 @@ A backward graph takes one gradient per forward output, and any of them may be u
 (None: that output did not reach the loss). The executor keys plans by ArgumentSpec, so
 in a plan each gradient input is known to be defined (a ``Tensor`` type) or undefined
 (typed ``NoneType``); this pass propagates that through the autograd prims
-(:mod:`ember.jit.autograd_prims`). An input that may be either must be typed ``Tensor?``
+(:mod:`ember.jit.runtime.autograd_prims`). An input that may be either must be typed ``Tensor?``
 (nothing is then assumed about it).
 
 Before (``%gb`` is undefined; ``%x`` and ``%y`` are saved forward values)::
@@ -58,7 +58,7 @@ None); *unknown* otherwise (the outputs of ``prim::If``, ``prim::GradOf``, ...).
   formula itself fills the undefined pieces with zeros first; PyTorch's symbolic_script
   writes chunk's gradient as ``cat`` alone).
 - ``prim::GradOf``: all inputs zero -> its outputs are ``prim::AutogradZero`` (one per
-  gradient type, :func:`~ember.jit.autograd_prims.zero_type`) and the node goes; some
+  gradient type, :func:`~ember.jit.runtime.autograd_prims.zero_type`) and the node goes; some
   input defined -> its block always runs, so it is inlined in place.
 
 Inlined nodes are visited in turn, nested blocks too; dead code is removed last.
@@ -70,9 +70,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-import ember.jit.autograd_prims as ap
-from ember.jit.autodiff import AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE
-from ember.jit.ir import Block, Graph, Node, NoneType, TensorType, Value, prim
+import ember.jit.runtime.autograd_prims as ap
+from ember.jit.autodiff.differentiation import AUTOGRAD_FORMULA, GRAD_SUM_TO_SIZE
+from ember.jit.ir.graph import Block, Graph, Node, NoneType, TensorType, Value, prim
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 
 __all__ = ["specialize_autograd_zero"]

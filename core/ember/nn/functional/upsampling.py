@@ -366,7 +366,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             output_size = [math.floor(n * s) for n, s in zip(input.shape[2:], scales)]
             scales = None
         else:  # aten's compute_output_size truncates toward zero
-            # math.trunc, not int(): a traced size stays symbolic (jit/symbolic_sizes.py)
+            # math.trunc, not int(): a traced size stays symbolic (jit/frontend/symbolic_sizes.py)
             output_size = [math.trunc(n * s) for n, s in zip(input.shape[2:], scales)]
     scales = scales or [None] * max(dim, 0)
     if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):

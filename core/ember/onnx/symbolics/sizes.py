@@ -1,5 +1,5 @@
-"""Symbolics of the size values a trace computes (``ember/jit/symbolic_sizes.py``) and of
-the factories it records when a size is one (``ember/jit/traced_factories.py``).
+"""Symbolics of the size values a trace computes (``ember/jit/frontend/symbolic_sizes.py``) and of
+the factories it records when a size is one (``ember/jit/frontend/traced_factories.py``).
 
 A size that follows no dynamic axis is folded to a Python number here, so the ops that
 take it see the constant they saw before sizes were traced (and write the same nodes). A

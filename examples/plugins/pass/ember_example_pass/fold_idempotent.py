@@ -35,8 +35,8 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
-from ember.jit.ir import Graph
-from ember.jit.kinds import is_inplace_kind
+from ember.jit.ir.graph import Graph
+from ember.jit.ir.kinds import is_inplace_kind
 
 __all__ = ["IDEMPOTENT", "fold_idempotent"]
 

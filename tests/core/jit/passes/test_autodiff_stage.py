@@ -9,9 +9,9 @@ import numpy as np
 
 import ember as E
 import ember.jit
-from ember.jit import pipeline
-from ember.jit.kinds import prim
-from ember.jit.parser import parse_ir
+from ember.jit.passes import pass_manager as pipeline
+from ember.jit.ir.kinds import prim
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes.autodiff_stage import (create_subgraphs, differentiate_subgraphs,
                                              inline_subgraphs)
 from helpers import literal_blocks, to_np
@@ -107,7 +107,7 @@ def _imported_modules(module) -> set:
 
 
 def test_the_executor_imports_none_of_autodiffs_pieces():
-    import ember.jit.executor as executor
+    import ember.jit.runtime.executor as executor
     pieces = {"autodiff", "differentiable_graph", "create_autodiff_subgraphs",
               "inline_autodiff_subgraphs", "autodiff_stage", "decompose_ops"}
     assert _imported_modules(executor) & pieces == set()

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.interpreter import run_graph
-from ember.jit.ir import TensorType
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.graph import TensorType
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.batch_mm import batch_mm
 from helpers import literal_blocks, to_np

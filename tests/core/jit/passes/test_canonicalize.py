@@ -1,5 +1,5 @@
 """canonicalize: structurally equal graphs print the same after renumbering."""
-from ember.jit.parser import parse_ir
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 
 BEFORE = """graph(%x : Tensor, %c : bool):

@@ -3,7 +3,7 @@ import importlib
 
 import pytest
 
-from ember.jit.parser import parse_ir
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.canonicalize_ops import canonicalize_ops
 from helpers import literal_blocks

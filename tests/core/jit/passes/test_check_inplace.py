@@ -3,9 +3,9 @@ error naming the op, the value and the source line; every other graph is left as
 import pytest
 
 import ember as E
-from ember.jit.attributes import PyObjectRef
-from ember.jit.ir import Graph, TensorType
-from ember.jit.parser import parse_ir
+from ember.jit.ir.attributes import PyObjectRef
+from ember.jit.ir.graph import Graph, TensorType
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes.check_inplace import InplaceError, check_inplace
 
 

@@ -3,8 +3,8 @@ tryToMoveChunk), so the chunk cuts group inputs; run through FuseGraph with the 
 fuser, as the pass runs."""
 import numpy as np
 
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes.fuse_graph import fuse_graph
 from helpers import assert_fuses_to, graph_inputs
 
@@ -82,7 +82,7 @@ def test_tensor_metas_follow_a_moved_chunk_and_split_no_group(fuser):
   %em : Any = prim::TensorMeta(%e)
   %p : {Q4} = ember::mul(%e, %c)
   return (%p, %sm, %tm, %lm, %em)"""
-    import ember.jit.autodiff_prims  # noqa: F401 - runs prim::TensorMeta
+    import ember.jit.autodiff.autodiff_prims  # noqa: F401 - runs prim::TensorMeta
     g = parse_ir(text)
     fuse_graph(g)
     g.lint()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.interpreter import JitRuntimeError, run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import JitRuntimeError, run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.constant_propagation import MAX_FOLDED_NUMEL, constant_propagation
 

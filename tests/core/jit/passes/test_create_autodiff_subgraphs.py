@@ -4,8 +4,8 @@ import importlib
 import numpy as np
 
 import ember as E
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.create_autodiff_subgraphs import create_autodiff_subgraphs
 from helpers import literal_blocks, to_np

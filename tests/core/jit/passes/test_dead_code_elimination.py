@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from ember.jit.parser import parse_ir
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.dead_code_elimination import eliminate_dead_code
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.interpreter import run_graph
-from ember.jit.ir import TensorType
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.graph import TensorType
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.decompose_ops import decompose_ops
 from helpers import to_np

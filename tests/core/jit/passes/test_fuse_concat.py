@@ -7,9 +7,9 @@ import pytest
 
 import ember as E
 from ember.errors import ShapeError
-from ember.jit.fuser import FUSED_CONCAT, using_fuser
-from ember.jit.interpreter import JitRuntimeError, run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.fuser import FUSED_CONCAT, using_fuser
+from ember.jit.runtime.interpreter import JitRuntimeError, run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes.fuse_graph import fuse_graph
 from helpers import ReferenceFuser, backward_graphs, fused_graph, literal_blocks
 

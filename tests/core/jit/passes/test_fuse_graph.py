@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import ember as E
-from ember.jit.fuser import fusion_fallbacks, using_fuser
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.fuser import fusion_fallbacks, using_fuser
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes.fuse_graph import fuse_graph
 from helpers import ReferenceFuser, assert_fuses_to, graph_inputs, literal_blocks
 
@@ -209,7 +209,7 @@ with prim::FusionGroup_0 = graph(%b : {H}, %a : {H}):
 
 def test_broadcasting_chunk_errors_are_shape_errors():
     from ember.errors import ShapeError
-    from ember.jit.fuser import broadcasting_chunk
+    from ember.jit.runtime.fuser import broadcasting_chunk
     x, b = E.ones(2, 8), E.arange(8.0)
     pieces = broadcasting_chunk([x, b], 4, 1, 4)
     assert [tuple(p.shape) for p in pieces] == [(2, 2)] * 8

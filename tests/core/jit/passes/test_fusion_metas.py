@@ -10,7 +10,7 @@ import pytest
 
 import ember as E
 from ember.errors import ShapeError
-from ember.jit.differentiable_graph import broadcast_meta, cat_meta, tensor_meta
+from ember.jit.autodiff.differentiable_graph import broadcast_meta, cat_meta, tensor_meta
 from helpers import fused_graph
 
 

@@ -8,8 +8,8 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import ember as E
 import ember.jit
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.group_metas import group_metas
 from helpers import assert_same, kinds, literal_blocks, rand
@@ -115,7 +115,7 @@ def lstm_inputs(batch, bias_shape=(8,)):
 
 def meta_group_ops(traced) -> list:
     """The MetaGroupOps of the forwards of traced's differentiable graphs."""
-    from ember.jit.meta_group import MetaGroupOp
+    from ember.jit.autodiff.meta_group import MetaGroupOp
     out = []
     for plan in traced.executor._plans.values():
         for node, op in plan.runtime_ops:

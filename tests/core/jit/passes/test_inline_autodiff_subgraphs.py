@@ -2,10 +2,10 @@
 import numpy as np
 
 import ember as E
-from ember.jit.autodiff import differentiate
-from ember.jit.differentiable_graph import pack_gradient
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.autodiff.differentiation import differentiate
+from ember.jit.autodiff.differentiable_graph import pack_gradient
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.inline_autodiff_subgraphs import inline_autodiff_subgraphs
 from helpers import to_np

@@ -4,8 +4,8 @@ import importlib
 import numpy as np
 import pytest
 
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.peephole import peephole
 from helpers import literal_blocks, rand, to_np

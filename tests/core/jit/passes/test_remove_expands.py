@@ -1,7 +1,7 @@
 """remove_expands: an expand goes only where every use broadcasts to the same shape."""
 import pytest
 
-from ember.jit.parser import parse_ir
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.remove_expands import remove_expands
 

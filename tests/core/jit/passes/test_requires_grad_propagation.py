@@ -5,8 +5,8 @@ import textwrap
 import pytest
 
 import ember as E
-from ember.jit.interpreter import run_graph
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import run_graph
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.requires_grad_propagation import propagate_requires_grad
 

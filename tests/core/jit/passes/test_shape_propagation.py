@@ -5,9 +5,9 @@ import textwrap
 import pytest
 
 import ember as E
-from ember.jit.interpreter import JitRuntimeError
-from ember.jit.ir import ListType, TensorType
-from ember.jit.parser import parse_ir
+from ember.jit.runtime.interpreter import JitRuntimeError
+from ember.jit.ir.graph import ListType, TensorType
+from ember.jit.ir.parser import parse_ir
 from ember.jit.passes import canonicalize
 from ember.jit.passes.shape_propagation import propagate_shapes
 

@@ -17,9 +17,9 @@ import onnx
 import ember as E
 import ember.nn.functional as F
 import ember.onnx as eo
-from ember.jit.ir import Graph
-from ember.jit.ir_types import AnyType, ListType, TensorType
-from ember.jit.kinds import prim
+from ember.jit.ir.graph import Graph
+from ember.jit.ir.ir_types import AnyType, ListType, TensorType
+from ember.jit.ir.kinds import prim
 from ember.onnx.export import export_graph
 
 

@@ -14,8 +14,8 @@ import ember as E
 import ember.nn as nn
 import ember.nn.functional as F
 import ember.onnx as eo
-from ember.jit.parser import parse_ir
-from ember.jit.tracer import record_op
+from ember.jit.ir.parser import parse_ir
+from ember.jit.frontend.tracer import record_op
 from ember.onnx.export import export_graph
 
 from .._check import assert_close, check_export, ember_outputs, ops_in
