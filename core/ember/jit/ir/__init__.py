@@ -10,17 +10,6 @@ the JIT.
 
 Reference: PyTorch's ``torch/csrc/jit/ir/``.
 """
-import importlib
+from .._moved import names_of
 
-_HOME = "ember.jit.ir.graph"
-
-
-def __getattr__(name):
-    """The names of the old ``ember.jit.ir`` module, loaded on first use."""
-    if name.startswith("__") and name != "__all__":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        return getattr(importlib.import_module(_HOME), name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r} "
-                             f"(nor has {_HOME})") from None
+__getattr__ = names_of(__name__, "ember.jit.ir.graph")
