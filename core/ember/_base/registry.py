@@ -48,8 +48,17 @@ def ensure_loaded() -> None:
 
 def generation() -> int:
     """A number that changes whenever any table changes (a plugin loads or unloads, a
-    built-in batch is added): caches of registered items key on it."""
+    built-in batch is added) or :func:`bump_generation` is called: caches of registered
+    items key on it."""
     return _generation[0]
+
+
+def bump_generation() -> None:
+    """Move :func:`generation` for a change its caches depend on that is not a table's
+    (a JIT pass registered directly with ``register_pass``): one counter for all, so two
+    different states never read the same number."""
+    with _lock:
+        _generation[0] += 1
 
 
 class Registry:
@@ -71,13 +80,14 @@ class Registry:
         return f"Registry({self.hook!r}, owners={self.owners()})"
 
     def _bump(self) -> None:
-        _generation[0] += 1
+        bump_generation()
         self.version = _generation[0]
 
     def register(self, items: Iterable | Callable[[], Iterable], owner: str) -> None:
         """Add ``owner``'s ``items`` (a list, or a zero-argument callable returning it,
         read on first use). Raises ValueError when ``owner`` already holds a batch here
-        (``unregister`` it first) and TypeError for an owner that is not a non-empty str;
+        (``unregister`` it first), TypeError for an owner that is not a non-empty str and
+        for a deferred batch on a table that indexes its items (``on_add``);
         what ``on_add`` raises propagates and leaves the batch out."""
         if not isinstance(owner, str) or not owner:
             raise TypeError(f"{self.hook}: expected a non-empty str owner, got {owner!r}")
@@ -86,7 +96,11 @@ class Registry:
             if any(b[0] == owner for b in self._batches):
                 raise ValueError(f"{self.hook}: owner {owner!r} already registered items; "
                                  f"unregister({owner!r}) first to replace them")
-            if self._on_add is not None and not callable(batch):
+            if self._on_add is not None and callable(batch):
+                raise TypeError(f"{self.hook}: this table indexes its items as they come "
+                                f"(on_add), so a batch must be a list, not a deferred "
+                                f"callable")
+            if self._on_add is not None:
                 done = []
                 try:
                     for item in batch:

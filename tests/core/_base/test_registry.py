@@ -94,3 +94,17 @@ def test_replacing_plugin_items_restores_their_owners():
 def test_table_gives_one_table_per_hook():
     assert R.table("ember_jit_passes") is R.table("ember_jit_passes")
     assert R.table("ember_fusers") is not R.table("ember_jit_passes")
+
+
+def test_bump_generation_moves_the_one_counter():
+    before = R.generation()
+    R.bump_generation()
+    assert R.generation() == before + 1
+
+
+def test_a_table_that_indexes_its_items_refuses_a_deferred_batch():
+    seen = []
+    t = R.Registry("test_indexed", on_add=seen.append)
+    with pytest.raises(TypeError, match="must be a list"):
+        t.register(lambda: [1], "someone")
+    assert t.owners() == [] and seen == []

@@ -59,7 +59,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..._base.registry import BUILTIN, generation as _tables_generation, table
+# generation(): moves whenever a pass is (un)registered here or any plugin table changes;
+# executors recompile their plans when it does (one counter: two states never share a number)
+from ..._base.registry import BUILTIN, bump_generation as _bump, table
+from ..._base.registry import generation  # noqa: F401 - read as pipeline.generation()
 
 __all__ = ["STAGES", "PassEntry", "register_pass", "pipeline", "JitPassWarning",
            "PassHandle", "run_pass", "log_targets", "log_enabled", "emit_log",
@@ -198,13 +201,6 @@ class PassHandle:
         self.remove()
 
 
-_generation = [0]  # executors recompile their plans when the pipeline changes
-
-
-def _bump() -> None:
-    _generation[0] += 1
-
-
 def debug_set_autodiff_subgraph_inlining(state: bool) -> None:
     """``False`` makes every differentiable node its own autodiff subgraph, however small,
     and keeps them all (no inlining): the seeds' ``debugSetAutodiffSubgraphInlining``, for
@@ -216,11 +212,6 @@ def debug_set_autodiff_subgraph_inlining(state: bool) -> None:
 def autodiff_subgraph_inlining() -> bool:
     """The current setting of :func:`debug_set_autodiff_subgraph_inlining`."""
     return _inlining[0]
-
-
-def generation() -> int:
-    """Changes whenever a custom pass is added or removed, or plugins reload."""
-    return _generation[0] * 1000 + _tables_generation()
 
 
 def register_pass(fn: Callable, stage: str = "nondiff", name: Optional[str] = None) -> PassHandle:
